@@ -1,0 +1,18 @@
+"""towers: the TF1 multi-GPU tower pattern (CIFAR-10 tutorial, SegDecNet) on TensorFlow 2.x."""
+from setuptools import find_packages, setup
+
+setup(
+    name='towers',
+    version='0.1.0',
+    description='Legacy-faithful TensorFlow 1 graph-mode multi-GPU tower training on TF 2.x',
+    packages=find_packages(include=['towers', 'towers.*', 'models', 'models.*']),
+    python_requires='>=3.9',
+    install_requires=[
+        'tensorflow>=2.16,<2.22',
+        'tf-keras>=2.16,<2.22',
+        'tf-slim==1.1.0',
+        'numpy>=1.26',
+        'pillow>=10',
+        'matplotlib>=3.8',
+    ],
+)

@@ -1,0 +1,15 @@
+"""towers: the TF1 multi-GPU tower pattern on today's TensorFlow.
+
+    from towers import assign_to_device, average_gradients, build_towers
+"""
+from towers.devices import DeviceSetup, PS_OPS, assign_to_device, configure_devices
+from towers.errors import LossDivergedError, TowersError
+from towers.gradients import average_gradients
+from towers.replicate import Objective, Replicated, Tower, build_towers, split_batch
+from towers.training import TrainResult, train
+
+__all__ = [
+    'DeviceSetup', 'LossDivergedError', 'Objective', 'PS_OPS', 'Replicated', 'Tower',
+    'TowersError', 'TrainResult', 'assign_to_device', 'average_gradients', 'build_towers',
+    'configure_devices', 'split_batch', 'train',
+]

@@ -1,0 +1,62 @@
+"""What every command-line script shares: common flags, logging, and clean failure."""
+import argparse
+import logging
+import sys
+
+from towers.compat import UnsupportedEnvironmentError, tf
+from towers.errors import TowersError
+
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+def positive_int(text):
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError('expected a number >= 1, got %d' % value)
+    return value
+
+
+def positive_float(text):
+    """argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected a number, got %r' % text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError('expected a number > 0, got %s' % text)
+    return value
+
+
+def add_device_flags(parser):
+    """Adds the tutorial's `--num_gpus` and `--log_device_placement`, and thread-pool sizes."""
+    parser.add_argument('--num_gpus', type=positive_int, default=1,
+                        help='How many towers (GPUs) to use. With fewer GPUs, GPUs are split '
+                             'into logical GPUs; with none, virtual CPU devices are used.')
+    parser.add_argument('--log_device_placement', action='store_true',
+                        help='Whether to log device placement.')
+    parser.add_argument('--intra_op_threads', type=int, default=0,
+                        help='Threads inside one op; 0 lets TensorFlow choose.')
+    parser.add_argument('--inter_op_threads', type=int, default=0,
+                        help='Ops run at once; 0 lets TensorFlow choose.')
+
+
+def run(main, argv=None):
+    """Runs `main(argv)` and exits with its status; user errors print one line, no traceback."""
+    logging.basicConfig(level=logging.INFO, format='%(levelname)s %(name)s: %(message)s')
+    tf.logging.set_verbosity(tf.logging.ERROR)
+    try:
+        status = main(sys.argv[1:] if argv is None else argv)
+    except (TowersError, UnsupportedEnvironmentError) as err:
+        print('error: %s' % err, file=sys.stderr)
+        status = EXIT_ERROR
+    except tf.errors.OpError as err:
+        print('error: TensorFlow failed in %s: %s' % (err.op.name if err.op else 'a session run',
+                                                     err.message.split('\n')[0]),
+              file=sys.stderr)
+        status = EXIT_ERROR
+    sys.exit(status or 0)

@@ -1,0 +1,103 @@
+"""The one place that knows which TensorFlow is installed.
+
+Every other module of the project takes TensorFlow and tf-slim from here:
+
+    from towers.compat import tf, slim
+
+`tf` is `tensorflow.compat.v1` with v2 behaviour disabled (graph mode, reference
+variables, v1 control flow), as the 2016-2019 code this project runs expects.
+`slim` is tf-slim 1.1.0, made to work on TensorFlow >= 2.13, where it looks for the
+legacy layers under `tf_keras.legacy_tf_layers` while the `tf-keras` package ships
+them as `tf_keras.src.legacy_tf_layers`.
+"""
+import importlib
+import logging
+import os
+import sys
+import warnings
+
+# TensorFlow's C++ INFO logs (after its first few start-up lines, which absl prints before any
+# setting is read) drown the tutorial's log lines; warnings and errors still come through.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
+
+MIN_TF_VERSION = (2, 16)
+NEWEST_TESTED_TF_VERSION = (2, 21)
+
+log = logging.getLogger('towers')
+
+
+class UnsupportedEnvironmentError(ImportError):
+    """The installed TensorFlow, tf-keras or tf-slim cannot run this project."""
+
+
+def _major_minor(version):
+    parts = version.split('.')
+    return int(parts[0]), int(parts[1])
+
+
+def _import_tensorflow():
+    try:
+        import tensorflow as tf_root
+    except ImportError as err:
+        raise UnsupportedEnvironmentError(
+            'TensorFlow is not installed (%s). Install the project with '
+            '`pip install -r requirements.txt` (CPU) or `pip install -r requirements-gpu.txt`.'
+            % err) from err
+    version = _major_minor(tf_root.__version__)
+    if version < MIN_TF_VERSION:
+        raise UnsupportedEnvironmentError(
+            'TensorFlow %s is installed; towers needs TensorFlow %d.%d or newer '
+            '(tested up to %d.%d).' % ((tf_root.__version__,) + MIN_TF_VERSION
+                                      + NEWEST_TESTED_TF_VERSION))
+    if version > NEWEST_TESTED_TF_VERSION:
+        log.warning('TensorFlow %s is newer than the newest tested release %d.%d.',
+                    tf_root.__version__, *NEWEST_TESTED_TF_VERSION)
+    return tf_root
+
+
+def _alias_legacy_keras_layers(tf_version):
+    """Lets tf-slim and `tf.compat.v1.layers` find the legacy layers of tf-keras."""
+    try:
+        import tf_keras
+    except ImportError as err:
+        raise UnsupportedEnvironmentError(
+            'tf-keras is not installed; tf-slim needs it on TensorFlow %s. '
+            'Install `tf-keras==%d.%d.*`.' % ((tf_version,) + _major_minor(tf_version))) from err
+    if _major_minor(tf_keras.__version__) != _major_minor(tf_version):
+        raise UnsupportedEnvironmentError(
+            'tf-keras %s does not match TensorFlow %s; install `tf-keras==%d.%d.*`.'
+            % ((tf_keras.__version__, tf_version) + _major_minor(tf_version)))
+    for name in ('legacy_tf_layers', 'legacy_tf_layers.normalization'):
+        public = 'tf_keras.' + name
+        if public in sys.modules:
+            continue
+        try:
+            importlib.import_module(public)
+        except ImportError:
+            sys.modules[public] = importlib.import_module('tf_keras.src.' + name)
+
+
+def _import_slim(tf_version):
+    _alias_legacy_keras_layers(tf_version)
+    try:
+        import tf_slim
+    except ImportError as err:
+        raise UnsupportedEnvironmentError(
+            'tf-slim is not installed; install `tf-slim==1.1.0`.') from err
+    return tf_slim
+
+
+# The legacy layers tf-slim builds on warn on every call that they are deprecated; this project
+# uses them on purpose.
+warnings.filterwarnings('ignore', message=r'`(layer\.apply|tf\.layers\.\w+)` is deprecated')
+
+_tf_root = _import_tensorflow()
+tf = _tf_root.compat.v1
+_tf_logger = _tf_root.get_logger()
+_level = _tf_logger.level
+_tf_logger.setLevel(logging.ERROR)  # disable_v2_behavior logs its own deprecation
+tf.disable_v2_behavior()
+_tf_logger.setLevel(_level)
+slim = _import_slim(_tf_root.__version__)
+
+TF_VERSION = _tf_root.__version__

@@ -1,0 +1,215 @@
+"""In-graph replication: one copy of the model per device, one shared set of variables.
+
+`build_towers` is the loop of the TF1 multi-GPU tutorials made reusable: for each device it
+builds the model on that device's shard of the batch under `assign_to_device`, in name scope
+`tower_<i>`, in one `variable_scope` whose variables are created by tower 0 and reused by the
+others; it then averages each objective's gradients over the towers on the parameter device.
+
+Batch-norm statistics: the `UPDATE_OPS` of tower 0 alone are run with each train op (as
+tf-slim's model_deploy does), so the moving mean and variance follow tower 0's shard of the
+batch. The other towers' update ops exist in the graph (in `Tower.update_ops`) but are not run.
+"""
+import collections
+import re
+
+from towers.compat import tf
+from towers.devices import assign_to_device
+from towers.errors import TowersError
+from towers.gradients import average_gradients
+
+TOWER_NAME = 'tower'
+
+
+class Objective(collections.namedtuple('Objective', ['loss', 'scope'])):
+    """What one train op minimises and which variables it may change.
+
+    Attributes:
+      loss: None for each tower's total loss (the sum of its `losses` collection and the
+        regularisation losses), or the key of a scalar in the dict the tower function returns.
+      scope: None for every trainable variable, or a variable scope name: only the trainable
+        variables under `scope/` get gradients.
+    """
+    __slots__ = ()
+
+    def __new__(cls, loss=None, scope=None):
+        return super().__new__(cls, loss, scope)
+
+
+TOTAL = {'total': Objective()}
+
+
+Tower = collections.namedtuple(
+    'Tower', ['index', 'device', 'name_scope', 'outputs', 'total_loss', 'losses',
+              'grads', 'update_ops', 'summaries'])
+Tower.__doc__ = """One replica of the model.
+
+Attributes:
+  index: tower number i.
+  device: the device of its compute ops.
+  name_scope: 'tower_<i>/'.
+  outputs: the dict returned by the tower function.
+  total_loss: scalar, the sum of `losses`.
+  losses: the loss tensors of this tower's `losses` collection plus the regularisation losses.
+  grads: dict objective name -> list of (gradient, variable) pairs of this tower.
+  update_ops: this tower's `UPDATE_OPS` (batch-norm moving statistics).
+  summaries: this tower's summaries.
+"""
+
+
+class Replicated(collections.namedtuple(
+        'Replicated', ['towers', 'grads', 'update_ops', 'summaries', 'optimizer',
+                       'ps_device'])):
+    """The result of `build_towers`.
+
+    Attributes:
+      towers: list of `Tower`.
+      grads: dict objective name -> averaged list of (gradient, variable) pairs.
+      update_ops: the `UPDATE_OPS` run with each train op (tower 0's).
+      summaries: the summaries of every tower.
+      optimizer: the optimizer that computed the gradients.
+      ps_device: where the averaging happened and the update is applied.
+    """
+    __slots__ = ()
+
+    def train_op(self, objective='total', global_step=None, extra_ops=()):
+        """Applies the averaged gradients of `objective` once per run.
+
+        Args:
+          objective: a name from the `objectives` given to `build_towers`.
+          global_step: incremented by each update, or None.
+          extra_ops: ops to group with the update (e.g. moving averages of the weights).
+
+        Returns:
+          An op that applies the update after tower 0's `UPDATE_OPS` and runs `extra_ops`.
+        """
+        if objective not in self.grads:
+            raise TowersError('no objective named %r; the towers were built for %s'
+                              % (objective, sorted(self.grads)))
+        with tf.device(self.ps_device):
+            with tf.control_dependencies(self.update_ops):
+                apply_op = self.optimizer.apply_gradients(
+                    self.grads[objective], global_step=global_step)
+            return tf.group(apply_op, *extra_ops, name='train_op_%s' % objective)
+
+    @property
+    def tower_losses(self):
+        """List of each tower's total loss."""
+        return [t.total_loss for t in self.towers]
+
+
+def split_batch(inputs, num_towers):
+    """Splits every tensor of `inputs` along its first axis into `num_towers` equal shards.
+
+    Args:
+      inputs: a tensor or a nested structure (list, tuple, dict) of tensors whose first
+        dimension is the global batch.
+      num_towers: N.
+
+    Returns:
+      A list of N structures like `inputs`; shard i holds rows [i*B, (i+1)*B) of each tensor.
+
+    Raises:
+      TowersError: a tensor's batch size does not divide by N.
+    """
+    def _split(tensor):
+        tensor = tf.convert_to_tensor(tensor)
+        if tensor.shape.ndims == 0:
+            raise TowersError('cannot split scalar input %s between towers' % tensor.name)
+        batch = tensor.shape.as_list()[0]
+        if batch is not None:
+            if batch % num_towers:
+                raise TowersError(
+                    'the global batch of %s has %d rows, which does not divide into %d towers; '
+                    'use a global batch that is a multiple of the number of towers'
+                    % (tensor.name, batch, num_towers))
+            return tf.split(tensor, num_towers, axis=0)
+        check = tf.debugging.assert_equal(
+            tf.shape(tensor)[0] % num_towers, 0,
+            message='the global batch of %s does not divide into %d towers'
+            % (tensor.name, num_towers))
+        with tf.control_dependencies([check]):
+            return tf.split(tensor, num_towers, axis=0)
+
+    flat = [_split(t) for t in tf.nest.flatten(inputs)]
+    return [tf.nest.pack_sequence_as(inputs, [shards[i] for shards in flat])
+            for i in range(num_towers)]
+
+
+def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_device='/cpu:0'):
+    """Builds `tower_fn` once per device and averages its gradients.
+
+    Args:
+      tower_fn: called as `tower_fn(shard)` once per tower, where `shard` has the structure of
+        `inputs`. It builds the model for that shard, adds its losses to the `losses`
+        collection (`tf.add_to_collection('losses', ...)` or `tf.losses.*`), and returns a dict
+        of named tensors (or None). Variables must be made with `tf.get_variable` (directly or
+        through layers) so that towers 1..N-1 reuse those of tower 0.
+      inputs: the global batch, a tensor or nested structure of tensors; split into
+        `len(devices)` equal shards.
+      devices: one device string per tower.
+      optimizer: a `tf.train.Optimizer`; its `compute_gradients` runs in each tower.
+      objectives: dict name -> `Objective`; the default is one objective 'total' (the tower's
+        total loss over every trainable variable). Several objectives share one set of towers.
+      ps_device: where variables live and gradients are averaged.
+
+    Returns:
+      A `Replicated`.
+    """
+    objectives = dict(objectives or TOTAL)
+    if not devices:
+        raise TowersError('build_towers needs at least one device')
+    with tf.device(ps_device):
+        shards = split_batch(inputs, len(devices))
+    towers = []
+    with tf.variable_scope(tf.get_variable_scope()):
+        for i, device in enumerate(devices):
+            with tf.device(assign_to_device(device, ps_device)), \
+                    tf.name_scope('%s_%d' % (TOWER_NAME, i)) as scope:
+                towers.append(_build_tower(i, device, scope, tower_fn, shards[i], optimizer,
+                                           objectives))
+            tf.get_variable_scope().reuse_variables()
+    with tf.device(ps_device):
+        grads = {}
+        for name in objectives:
+            with tf.name_scope('average_%s' % name):
+                grads[name] = average_gradients([t.grads[name] for t in towers])
+    summaries = [s for t in towers for s in t.summaries]
+    return Replicated(towers, grads, towers[0].update_ops, summaries, optimizer, ps_device)
+
+
+def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
+    outputs = tower_fn(shard) or {}
+    if not isinstance(outputs, dict):
+        raise TowersError('the tower function must return a dict of named tensors or None, '
+                          'got %s' % type(outputs).__name__)
+    losses = tf.get_collection(tf.GraphKeys.LOSSES, scope)
+    # Regularisation losses are made once, with the variables, inside tower 0; every tower
+    # counts them so that the averaged gradient carries their full weight.
+    losses += tf.losses.get_regularization_losses()
+    if not losses:
+        raise TowersError('tower %d added no loss to the `losses` collection' % index)
+    total_loss = tf.add_n(losses, name='total_loss')
+    for loss in losses + [total_loss]:
+        tf.summary.scalar(re.sub('%s_[0-9]*/' % TOWER_NAME, '', loss.op.name), loss)
+    grads = {}
+    for name, objective in objectives.items():
+        loss = total_loss if objective.loss is None else outputs.get(objective.loss)
+        if loss is None:
+            raise TowersError('objective %r asks for loss %r, but the tower function returned '
+                              'only %s' % (name, objective.loss, sorted(outputs)))
+        var_list = _trainable_variables(objective.scope)
+        if not var_list:
+            raise TowersError('objective %r has no trainable variables under scope %r'
+                              % (name, objective.scope))
+        grads[name] = optimizer.compute_gradients(loss, var_list=var_list)
+    return Tower(index, device, scope, outputs, total_loss, losses, grads,
+                 tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope),
+                 tf.get_collection(tf.GraphKeys.SUMMARIES, scope))
+
+
+def _trainable_variables(scope):
+    variables = tf.trainable_variables()
+    if scope is None:
+        return variables
+    prefix = scope.rstrip('/') + '/'
+    return [v for v in variables if v.op.name.startswith(prefix)]
