@@ -1,0 +1,1 @@
+"""Networks and their input pipelines; they know nothing about devices or sessions."""

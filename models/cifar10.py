@@ -1,0 +1,259 @@
+"""The network, loss and training graph of TensorFlow's CIFAR-10 multi-GPU tutorial.
+
+The model is the tutorial's (tensorflow/models `tutorials/image/cifar10`, TF 1.13 era) layer for
+layer, with its variable names, shapes and initialisers, so that checkpoints move between the
+original and this project unchanged:
+
+    conv1/weights [5, 5, 3, 64]     conv1/biases [64]
+    conv2/weights [5, 5, 64, 64]    conv2/biases [64]
+    local3/weights [2304, 384]      local3/biases [384]
+    local4/weights [384, 192]       local4/biases [192]
+    softmax_linear/weights [192, 10]  softmax_linear/biases [10]
+    global_step [] (float32), and '<variable>/ExponentialMovingAverage' for each of the ten.
+
+`inference` and `loss` are the tutorial's single-device functions; `tower_fn` is the model as
+`towers.build_towers` calls it; `build_train_graph` assembles the whole multi-tower training
+graph (schedule, optimizer, moving averages, summaries) for every caller that trains this model;
+`evaluation` and `moving_average_saver` are the evaluation's graph and restorer.
+
+The variables take the dtype of the images: float16 images (`--use_fp16`) give float16 weights.
+"""
+import collections
+import re
+
+import numpy as np
+
+from towers.compat import tf
+from towers.replicate import TOWER_NAME, build_towers
+
+IMAGE_SIZE = 24
+NUM_CLASSES = 10
+NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN = 50000
+NUM_EXAMPLES_PER_EPOCH_FOR_EVAL = 10000
+
+BATCH_SIZE = 128
+MOVING_AVERAGE_DECAY = 0.9999
+NUM_EPOCHS_PER_DECAY = 350.0
+LEARNING_RATE_DECAY_FACTOR = 0.1
+INITIAL_LEARNING_RATE = 0.1
+
+# The `losses` collection the tutorial sums into each tower's total loss.
+LOSSES = 'losses'
+
+
+def _activation_summary(x):
+    """Histogram and sparsity of an activation, tagged without its tower prefix."""
+    tensor_name = re.sub('%s_[0-9]*/' % TOWER_NAME, '', x.op.name)
+    tf.summary.histogram(tensor_name + '/activations', x)
+    tf.summary.scalar(tensor_name + '/sparsity', tf.nn.zero_fraction(x))
+
+
+def _variable(name, shape, initializer, dtype):
+    return tf.get_variable(name, shape, initializer=initializer, dtype=dtype)
+
+
+def _variable_with_weight_decay(name, shape, stddev, wd, dtype):
+    """A truncated-normal variable whose L2 norm times `wd` joins the `losses` collection.
+
+    The decay term is made in the caller's name scope on every call, so each tower counts it.
+    """
+    var = _variable(name, shape, tf.truncated_normal_initializer(stddev=stddev), dtype)
+    if wd is not None:
+        weight_decay = tf.multiply(tf.nn.l2_loss(var), wd, name='weight_loss')
+        tf.add_to_collection(LOSSES, weight_decay)
+    return var
+
+
+def _conv_relu(inputs, name, shape, bias):
+    with tf.variable_scope(name) as scope:
+        kernel = _variable_with_weight_decay('weights', shape, stddev=5e-2, wd=None,
+                                             dtype=inputs.dtype)
+        conv = tf.nn.conv2d(inputs, kernel, [1, 1, 1, 1], padding='SAME')
+        biases = _variable('biases', shape[-1:], tf.constant_initializer(bias), inputs.dtype)
+        output = tf.nn.relu(tf.nn.bias_add(conv, biases), name=scope.name)
+    _activation_summary(output)
+    return output
+
+
+def _fully_connected(inputs, name, units, stddev, wd, bias, activation):
+    with tf.variable_scope(name) as scope:
+        weights = _variable_with_weight_decay('weights', [inputs.shape.as_list()[1], units],
+                                              stddev=stddev, wd=wd, dtype=inputs.dtype)
+        biases = _variable('biases', [units], tf.constant_initializer(bias), inputs.dtype)
+        output = activation(tf.matmul(inputs, weights) + biases, name=scope.name)
+    _activation_summary(output)
+    return output
+
+
+def _max_pool(inputs, name):
+    return tf.nn.max_pool(inputs, ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding='SAME',
+                          name=name)
+
+
+def _lrn(inputs, name):
+    return tf.nn.lrn(inputs, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75, name=name)
+
+
+def inference(images):
+    """Builds the CIFAR-10 model.
+
+    Args:
+      images: [batch, 24, 24, 3] float32 or float16, per-image standardized.
+
+    Returns:
+      logits: [batch, NUM_CLASSES] of the images' dtype, before the softmax.
+    """
+    conv1 = _conv_relu(images, 'conv1', [5, 5, 3, 64], bias=0.0)
+    pool1 = _max_pool(conv1, 'pool1')
+    norm1 = _lrn(pool1, 'norm1')
+    conv2 = _conv_relu(norm1, 'conv2', [5, 5, 64, 64], bias=0.1)
+    norm2 = _lrn(conv2, 'norm2')
+    pool2 = _max_pool(norm2, 'pool2')
+    # [batch, 6, 6, 64] -> [batch, 2304], static in its last dimension to size local3.
+    flat = tf.reshape(pool2, [-1, int(np.prod(pool2.shape.as_list()[1:]))])
+    local3 = _fully_connected(flat, 'local3', 384, stddev=0.04, wd=0.004, bias=0.1,
+                              activation=tf.nn.relu)
+    local4 = _fully_connected(local3, 'local4', 192, stddev=0.04, wd=0.004, bias=0.1,
+                              activation=tf.nn.relu)
+    return _fully_connected(local4, 'softmax_linear', NUM_CLASSES, stddev=1 / 192.0, wd=None,
+                            bias=0.0, activation=tf.identity)
+
+
+def _add_cross_entropy(logits, labels):
+    """Adds the mean cross entropy of `logits` against `labels` to the `losses` collection."""
+    labels = tf.cast(labels, tf.int64)
+    cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits, name='cross_entropy_per_example')
+    cross_entropy_mean = tf.reduce_mean(cross_entropy, name='cross_entropy')
+    tf.add_to_collection(LOSSES, cross_entropy_mean)
+    return cross_entropy_mean
+
+
+def loss(logits, labels):
+    """The tutorial's single-device total loss: cross entropy plus every weight-decay term.
+
+    Args:
+      logits: [batch, NUM_CLASSES] from `inference`.
+      labels: [batch] int32 class ids.
+
+    Returns:
+      Scalar: the sum of the `losses` collection of the whole graph.
+    """
+    _add_cross_entropy(logits, labels)
+    return tf.add_n(tf.get_collection(LOSSES), name='total_loss')
+
+
+def tower_fn(batch):
+    """The model of one tower, as `towers.build_towers` calls it.
+
+    The cross entropy and this tower's weight-decay terms go to the `losses` collection under
+    the tower's name scope; `build_towers` sums them into the tower's total loss, as the
+    tutorial's `tower_loss` does.
+
+    Args:
+      batch: (images [b, 24, 24, 3], labels [b] int32), one tower's shard.
+
+    Returns:
+      A dict: 'logits' [b, NUM_CLASSES] and 'cross_entropy' (scalar).
+    """
+    images, labels = batch
+    logits = inference(images)
+    return {'logits': logits, 'cross_entropy': _add_cross_entropy(logits, labels)}
+
+
+def learning_rate_decay_steps(batch_size, num_towers):
+    """Steps between learning-rate decays: 350 epochs of `batch_size * num_towers` batches."""
+    num_batches_per_epoch = NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN / batch_size / num_towers
+    return int(num_batches_per_epoch * NUM_EPOCHS_PER_DECAY)
+
+
+TrainGraph = collections.namedtuple(
+    'TrainGraph', ['train_op', 'loss', 'global_step', 'learning_rate', 'replicated',
+                   'variable_averages', 'summary_op'])
+TrainGraph.__doc__ = """The tutorial's multi-tower training graph.
+
+Attributes:
+  train_op: one step: applies the averaged gradients, increments `global_step` and updates the
+    moving averages of the weights.
+  loss: the last tower's total loss (scalar), which the tutorial logs.
+  global_step: the float32 scalar variable 'global_step'.
+  learning_rate: scalar, the decayed learning rate.
+  replicated: the `towers.Replicated` (tower losses, outputs, averaged gradients).
+  variable_averages: the `tf.train.ExponentialMovingAverage` of the trainable variables.
+  summary_op: the tutorial's summaries merged: tower losses and activations, learning rate,
+    histograms of the averaged gradients and of the variables.
+"""
+
+
+def build_train_graph(images, labels, devices, ps_device='/cpu:0', batch_size=BATCH_SIZE,
+                      num_towers=None, optimizer_wrapper=None):
+    """Builds the tutorial's training step on one tower per device.
+
+    Plain gradient descent with the learning rate 0.1 decayed by 0.1 every 350 epochs
+    (staircase), the decay steps divided by the number of towers; the averaged gradients are
+    applied on `ps_device` and grouped with moving averages (decay 0.9999) of the weights.
+    Creates no session.
+
+    Args:
+      images: [batch_size * len(devices), 24, 24, 3] float32 or float16, the global batch.
+      labels: [batch_size * len(devices)] int32.
+      devices: one device per tower, e.g. `towers.configure_devices(n).tower_devices`.
+      ps_device: where the variables, the schedule and the update live: a device string, or
+        a device function (e.g. `tf.train.replica_device_setter`); passed on as is.
+      batch_size: examples per tower, for the decay schedule.
+      num_towers: towers contributing to one step, for the decay schedule; `len(devices)` by
+        default (a cluster counts the towers of every worker).
+      optimizer_wrapper: None, or a function from the `GradientDescentOptimizer` to the
+        optimizer that should compute and apply the gradients (e.g. `SyncReplicasOptimizer`).
+
+    Returns:
+      A `TrainGraph`.
+    """
+    num_towers = num_towers or len(devices)
+    with tf.device(ps_device):
+        global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
+                                      trainable=False)
+        learning_rate = tf.train.exponential_decay(
+            INITIAL_LEARNING_RATE, global_step,
+            learning_rate_decay_steps(batch_size, num_towers),
+            LEARNING_RATE_DECAY_FACTOR, staircase=True)
+        optimizer = tf.train.GradientDescentOptimizer(learning_rate)
+        if optimizer_wrapper is not None:
+            optimizer = optimizer_wrapper(optimizer)
+    replicated = build_towers(tower_fn, (images, labels), devices, optimizer,
+                              ps_device=ps_device)
+    with tf.device(ps_device):
+        summaries = list(replicated.summaries)
+        summaries.append(tf.summary.scalar('learning_rate', learning_rate))
+        for grad, var in replicated.grads['total']:
+            summaries.append(tf.summary.histogram(var.op.name + '/gradients', grad))
+        for var in tf.trainable_variables():
+            summaries.append(tf.summary.histogram(var.op.name, var))
+        variable_averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
+        averages_op = variable_averages.apply(tf.trainable_variables())
+        train_op = replicated.train_op('total', global_step, extra_ops=[averages_op])
+    return TrainGraph(train_op, replicated.tower_losses[-1], global_step, learning_rate,
+                      replicated, variable_averages, tf.summary.merge(summaries))
+
+
+def evaluation(images, labels):
+    """The tutorial's evaluation of one batch.
+
+    Args:
+      images: [batch, 24, 24, 3] float32 or float16 (from `cifar10_input.inputs`).
+      labels: [batch] int32.
+
+    Returns:
+      logits: [batch, NUM_CLASSES] of the images' dtype.
+      in_top_1: [batch] bool, whether the top logit is the label.
+    """
+    logits = inference(images)
+    in_top_1 = tf.nn.in_top_k(tf.cast(logits, tf.float32), labels, 1)
+    return logits, in_top_1
+
+
+def moving_average_saver():
+    """A saver that restores each trainable variable from its moving average, as the tutorial's
+    evaluation does; call it after `evaluation` has made the variables."""
+    averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY)
+    return tf.train.Saver(averages.variables_to_restore())
