@@ -8,7 +8,8 @@ Every other module of the project takes TensorFlow and tf-slim from here:
 variables, v1 control flow), as the 2016-2019 code this project runs expects.
 `slim` is tf-slim 1.1.0, made to work on TensorFlow >= 2.13, where it looks for the
 legacy layers under `tf_keras.legacy_tf_layers` while the `tf-keras` package ships
-them as `tf_keras.src.legacy_tf_layers`.
+them as `tf_keras.src.legacy_tf_layers`, and reads names (`ops.Tensor`,
+`control_flow_ops.cond`, ...) that newer releases moved to other modules.
 """
 import importlib
 import logging
@@ -35,23 +36,33 @@ def _major_minor(version):
     return int(parts[0]), int(parts[1])
 
 
+def check_tensorflow_version(version):
+    """Raises `UnsupportedEnvironmentError` for TensorFlow older than 2.16; warns past 2.21."""
+    if _major_minor(version) < MIN_TF_VERSION:
+        raise UnsupportedEnvironmentError(
+            'TensorFlow %s is installed; towers needs TensorFlow %d.%d or newer '
+            '(tested up to %d.%d).' % ((version,) + MIN_TF_VERSION + NEWEST_TESTED_TF_VERSION))
+    if _major_minor(version) > NEWEST_TESTED_TF_VERSION:
+        log.warning('TensorFlow %s is newer than the newest tested release %d.%d.',
+                    version, *NEWEST_TESTED_TF_VERSION)
+
+
+def check_tf_keras_version(tf_keras_version, tf_version):
+    """Raises `UnsupportedEnvironmentError` unless tf-keras has TensorFlow's major.minor."""
+    if _major_minor(tf_keras_version) != _major_minor(tf_version):
+        raise UnsupportedEnvironmentError(
+            'tf-keras %s does not match TensorFlow %s; install `tf-keras==%d.%d.*`.'
+            % ((tf_keras_version, tf_version) + _major_minor(tf_version)))
+
+
 def _import_tensorflow():
     try:
         import tensorflow as tf_root
     except ImportError as err:
         raise UnsupportedEnvironmentError(
             'TensorFlow is not installed (%s). Install the project with '
-            '`pip install -r requirements.txt` (CPU) or `pip install -r requirements-gpu.txt`.'
-            % err) from err
-    version = _major_minor(tf_root.__version__)
-    if version < MIN_TF_VERSION:
-        raise UnsupportedEnvironmentError(
-            'TensorFlow %s is installed; towers needs TensorFlow %d.%d or newer '
-            '(tested up to %d.%d).' % ((tf_root.__version__,) + MIN_TF_VERSION
-                                      + NEWEST_TESTED_TF_VERSION))
-    if version > NEWEST_TESTED_TF_VERSION:
-        log.warning('TensorFlow %s is newer than the newest tested release %d.%d.',
-                    tf_root.__version__, *NEWEST_TESTED_TF_VERSION)
+            '`pip install -r requirements.txt`.' % err) from err
+    check_tensorflow_version(tf_root.__version__)
     return tf_root
 
 
@@ -63,10 +74,7 @@ def _alias_legacy_keras_layers(tf_version):
         raise UnsupportedEnvironmentError(
             'tf-keras is not installed; tf-slim needs it on TensorFlow %s. '
             'Install `tf-keras==%d.%d.*`.' % ((tf_version,) + _major_minor(tf_version))) from err
-    if _major_minor(tf_keras.__version__) != _major_minor(tf_version):
-        raise UnsupportedEnvironmentError(
-            'tf-keras %s does not match TensorFlow %s; install `tf-keras==%d.%d.*`.'
-            % ((tf_keras.__version__, tf_version) + _major_minor(tf_version)))
+    check_tf_keras_version(tf_keras.__version__, tf_version)
     for name in ('legacy_tf_layers', 'legacy_tf_layers.normalization'):
         public = 'tf_keras.' + name
         if public in sys.modules:
@@ -77,8 +85,33 @@ def _alias_legacy_keras_layers(tf_version):
             sys.modules[public] = importlib.import_module('tf_keras.src.' + name)
 
 
+# Names tf-slim 1.1.0 takes from TensorFlow's internal modules that newer releases moved:
+# (module tf-slim reads, name, module that holds it now).
+_MOVED_NAMES = [
+    ('tensorflow.python.framework.ops', 'Tensor', 'tensorflow.python.framework.tensor'),
+    ('tensorflow.python.framework.ops', 'IndexedSlices',
+     'tensorflow.python.framework.indexed_slices'),
+    ('tensorflow.python.ops.array_ops', 'stack', 'tensorflow.python.ops.array_ops_stack'),
+    ('tensorflow.python.ops.array_ops', 'unstack', 'tensorflow.python.ops.array_ops_stack'),
+    ('tensorflow.python.ops.control_flow_ops', 'cond', 'tensorflow.python.ops.cond'),
+    ('tensorflow.python.ops.control_flow_ops', 'case', 'tensorflow.python.ops.control_flow_case'),
+    ('tensorflow.python.ops.control_flow_ops', 'while_loop', 'tensorflow.python.ops.while_loop'),
+    ('tensorflow.python.ops.control_flow_ops', 'Assert',
+     'tensorflow.python.ops.control_flow_assert'),
+]
+
+
+def _restore_moved_names():
+    """Puts back, where missing, the TensorFlow names tf-slim still looks for in old places."""
+    for old_module, name, new_module in _MOVED_NAMES:
+        module = importlib.import_module(old_module)
+        if not hasattr(module, name):
+            setattr(module, name, getattr(importlib.import_module(new_module), name))
+
+
 def _import_slim(tf_version):
     _alias_legacy_keras_layers(tf_version)
+    _restore_moved_names()
     try:
         import tf_slim
     except ImportError as err:

@@ -1,0 +1,63 @@
+"""Specification of the compatibility module: the one place that knows the installed TensorFlow."""
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from towers import compat
+from towers.compat import slim, tf
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_graph_mode_with_reference_variables_as_the_tutorials_expect():
+    assert not tf.executing_eagerly()
+    assert tf.get_variable('v', [1]).op.type == 'VariableV2'
+
+
+@pytest.mark.parametrize('shape', [[4, 3], [4, 5, 5, 3]])
+def test_slim_batch_norm_trains_and_infers(shape):
+    x = tf.constant(np.random.RandomState(0).standard_normal(shape).astype(np.float32))
+    trained = slim.batch_norm(x, is_training=True, scope='bn')
+    inferred = slim.batch_norm(x, is_training=False, scope='bn', reuse=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        trained_value, inferred_value, x_value = sess.run([trained, inferred, x])
+    axes = tuple(range(len(shape) - 1))
+    np.testing.assert_allclose(trained_value.mean(axis=axes), 0, atol=1e-5)
+    # Fresh moving statistics (mean 0, variance 1) leave the input nearly as it is.
+    np.testing.assert_allclose(inferred_value, x_value, rtol=1e-2, atol=1e-2)
+
+
+def test_slim_layers_build_under_arg_scope():
+    with slim.arg_scope([slim.conv2d], normalizer_fn=slim.batch_norm):
+        out = slim.conv2d(tf.zeros([1, 8, 8, 1]), 4, 3, scope='conv')
+    assert out.shape.as_list() == [1, 8, 8, 4]
+    assert sorted(v.op.name for v in tf.global_variables()) == [
+        'conv/BatchNorm/beta', 'conv/BatchNorm/moving_mean', 'conv/BatchNorm/moving_variance',
+        'conv/weights']
+
+
+def test_tensorflow_older_than_2_16_is_refused_with_the_supported_range():
+    with pytest.raises(compat.UnsupportedEnvironmentError, match=r'2\.15\.1.*2\.16 or newer'):
+        compat.check_tensorflow_version('2.15.1')
+    compat.check_tensorflow_version('2.16.0')
+    compat.check_tensorflow_version('2.21.0')
+
+
+def test_tf_keras_of_another_release_is_refused_naming_the_one_to_install():
+    with pytest.raises(compat.UnsupportedEnvironmentError, match=r'tf-keras==2\.21\.\*'):
+        compat.check_tf_keras_version('2.20.1', '2.21.0')
+    compat.check_tf_keras_version('2.21.0', '2.21.3')
+
+
+def test_only_the_compat_module_imports_tensorflow_or_tf_slim():
+    offenders = []
+    for path in REPO.glob('**/*.py'):
+        if path.name == 'compat.py' or '.egg-info' in str(path):
+            continue
+        if re.search(r'^\s*(import|from)\s+(tensorflow|tf_slim|tf_keras)\b', path.read_text(),
+                     re.M):
+            offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []
