@@ -1,4 +1,6 @@
 """Specification of device placement: variables on the parameter device, tower ops on their own."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -67,8 +69,11 @@ def test_classic_variable_op_types_are_parameter_ops():
     assert device_fn(tf.NodeDef(op='MatMul')) == '/gpu:3'
 
 
-def test_no_gpu_gives_virtual_cpu_devices():
-    setup = towers.configure_devices(4, physical_gpus=0)
+def test_no_gpu_gives_virtual_cpu_devices_and_says_so_in_one_log_line(caplog):
+    with caplog.at_level(logging.INFO, logger='towers'):
+        setup = towers.configure_devices(4, physical_gpus=0)
+    assert [r.getMessage() for r in caplog.records] == [
+        'devices: 4 towers on 4 virtual CPU devices (no GPU found); variables on /cpu:0']
     assert setup.tower_devices == ['/cpu:0', '/cpu:1', '/cpu:2', '/cpu:3']
     assert setup.config.device_count['CPU'] == 4
     assert 'virtual CPU' in setup.description

@@ -71,7 +71,7 @@ def configure_devices(num_gpus, log_device_placement=False, ps_device='/cpu:0',
       physical_gpus: number of physical GPUs; by default, those TensorFlow sees.
 
     Returns:
-      A `DeviceSetup`.
+      A `DeviceSetup`; its description is also logged.
     """
     if num_gpus < 1:
         raise TowersError('--num_gpus must be at least 1, got %d' % num_gpus)
@@ -101,5 +101,6 @@ def configure_devices(num_gpus, log_device_placement=False, ps_device='/cpu:0',
         config.device_count['CPU'] = num_gpus
         description = '%d towers on %d virtual CPU devices (no GPU found)' % (num_gpus, num_gpus)
     description += '; variables on %s' % ps_device
+    log.info('devices: %s', description)
     devices = ['/%s:%d' % (kind, i) for i in range(num_gpus)]
     return DeviceSetup(devices, ps_device, config, description)
