@@ -23,13 +23,14 @@ import re
 
 import numpy as np
 
+from models import cifar10_input
 from towers.compat import tf
 from towers.replicate import TOWER_NAME, build_towers
 
-IMAGE_SIZE = 24
-NUM_CLASSES = 10
-NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN = 50000
-NUM_EXAMPLES_PER_EPOCH_FOR_EVAL = 10000
+IMAGE_SIZE = cifar10_input.IMAGE_SIZE
+NUM_CLASSES = cifar10_input.NUM_CLASSES
+NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN = cifar10_input.NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN
+NUM_EXAMPLES_PER_EPOCH_FOR_EVAL = cifar10_input.NUM_EXAMPLES_PER_EPOCH_FOR_EVAL
 
 BATCH_SIZE = 128
 MOVING_AVERAGE_DECAY = 0.9999

@@ -1,0 +1,248 @@
+"""CIFAR-10 in its binary format, read with `tf.data` the way the tutorial's queues read it.
+
+The format (`cifar-10-batches-bin/`): `data_batch_1.bin` .. `data_batch_5.bin` (training) and
+`test_batch.bin`, each a run of 3073-byte records: one label byte (0-9), then the 32x32x3 image
+depth-major (1024 red bytes, 1024 green, 1024 blue, each row by row); and `batches.meta.txt`,
+the class names one per line.
+
+`distorted_inputs` is the training input: a random 24x24 crop, a random left-right flip,
+random brightness and contrast, per-image standardization, shuffled through a buffer of 40% of
+an epoch. `inputs` is the evaluation input: the central 24x24 crop, standardized, in file order.
+Both decode and distort in parallel and prefetch, so that the input keeps up with the towers.
+"""
+import logging
+import os
+import shutil
+import tarfile
+import urllib.request
+
+import numpy as np
+
+from towers.compat import tf
+from towers.errors import TowersError
+
+log = logging.getLogger('towers')
+
+IMAGE_SIZE = 24
+NUM_CLASSES = 10
+NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN = 50000
+NUM_EXAMPLES_PER_EPOCH_FOR_EVAL = 10000
+
+HEIGHT = 32
+WIDTH = 32
+DEPTH = 3
+LABEL_BYTES = 1
+IMAGE_BYTES = HEIGHT * WIDTH * DEPTH
+RECORD_BYTES = LABEL_BYTES + IMAGE_BYTES
+
+BATCHES_DIR = 'cifar-10-batches-bin'
+TRAIN_FILES = ['data_batch_%d.bin' % i for i in range(1, 6)]
+TEST_FILES = ['test_batch.bin']
+META_FILE = 'batches.meta.txt'
+CLASS_NAMES = ['airplane', 'automobile', 'bird', 'cat', 'deer', 'dog', 'frog', 'horse', 'ship',
+               'truck']
+
+DATA_URL = 'https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz'
+DOWNLOAD_TIMEOUT_SECS = 60
+
+# The tutorial keeps this fraction of an epoch in the shuffle buffer for good mixing.
+MIN_FRACTION_OF_EXAMPLES_IN_QUEUE = 0.4
+
+
+def data_files(batches_dir, eval_data):
+    """The record files of one split.
+
+    Args:
+      batches_dir: a directory in the layout of `cifar-10-batches-bin`.
+      eval_data: False for the training files, True for `test_batch.bin`.
+
+    Returns:
+      A list of file paths.
+    """
+    return [os.path.join(batches_dir, name) for name in (TEST_FILES if eval_data else TRAIN_FILES)]
+
+
+def count_records(filenames):
+    """Checks that every file holds whole records and returns how many there are in all.
+
+    Raises:
+      TowersError: a file is missing, empty, or its size is not a multiple of 3073 bytes.
+    """
+    total = 0
+    for filename in filenames:
+        if not tf.gfile.Exists(filename):
+            raise TowersError('Failed to find file: %s (expected a CIFAR-10 binary batch file '
+                              'of %d-byte records)' % (filename, RECORD_BYTES))
+        size = tf.gfile.Stat(filename).length
+        if size == 0 or size % RECORD_BYTES:
+            raise TowersError(
+                'truncated CIFAR-10 file %s: %d bytes is not a whole number of %d-byte records '
+                '(1 label byte + %d image bytes)' % (filename, size, RECORD_BYTES, IMAGE_BYTES))
+        total += size // RECORD_BYTES
+    return total
+
+
+def encode_records(images, labels):
+    """The inverse of the reader: CIFAR-10 records of the given images and labels.
+
+    Args:
+      images: [n, 32, 32, 3] uint8, height-width-depth.
+      labels: [n] integers in 0..9.
+
+    Returns:
+      bytes of n * 3073.
+    """
+    depth_major = np.transpose(np.asarray(images, np.uint8), [0, 3, 1, 2]).reshape(-1, IMAGE_BYTES)
+    labels = np.asarray(labels, np.uint8).reshape(-1, LABEL_BYTES)
+    return np.concatenate([labels, depth_major], axis=1).tobytes()
+
+
+def write_batches_dir(batches_dir, train_parts, test_part):
+    """Writes a data set in the layout of `cifar-10-batches-bin`.
+
+    Args:
+      batches_dir: created if missing.
+      train_parts: five (images, labels) pairs for `data_batch_1..5.bin`.
+      test_part: (images, labels) for `test_batch.bin`; images [n, 32, 32, 3] uint8.
+    """
+    tf.gfile.MakeDirs(batches_dir)
+    files = data_files(batches_dir, False) + data_files(batches_dir, True)
+    for filename, (images, labels) in zip(files, list(train_parts) + [test_part]):
+        with tf.gfile.GFile(filename, 'wb') as f:
+            f.write(encode_records(images, labels))
+    with tf.gfile.GFile(os.path.join(batches_dir, META_FILE), 'w') as f:
+        f.write('\n'.join(CLASS_NAMES) + '\n')
+
+
+def has_data(batches_dir):
+    """Whether `batches_dir` holds every file of the binary CIFAR-10 layout."""
+    names = TRAIN_FILES + TEST_FILES
+    return all(tf.gfile.Exists(os.path.join(batches_dir, name)) for name in names)
+
+
+def maybe_download_and_extract(data_dir, download=True):
+    """Gets the real CIFAR-10 into `data_dir/cifar-10-batches-bin`, as the tutorial does.
+
+    Uses `data_dir/cifar-10-binary.tar.gz` when it is there, and downloads it otherwise.
+
+    Args:
+      data_dir: the tutorial's `--data_dir`.
+      download: whether to download the archive when it is not in `data_dir`.
+
+    Returns:
+      The path of `cifar-10-batches-bin`, or None when there is no archive and it was not
+      downloaded (the reason of a failed download is logged).
+
+    Raises:
+      TowersError: the archive cannot be extracted or lacks the CIFAR-10 files.
+    """
+    batches_dir = os.path.join(data_dir, BATCHES_DIR)
+    if has_data(batches_dir):
+        return batches_dir
+    archive = os.path.join(data_dir, os.path.basename(DATA_URL))
+    if not os.path.exists(archive):
+        if not download:
+            return None
+        os.makedirs(data_dir, exist_ok=True)
+        log.info('downloading %s to %s', DATA_URL, archive)
+        try:
+            with urllib.request.urlopen(DATA_URL, timeout=DOWNLOAD_TIMEOUT_SECS) as response, \
+                    open(archive + '.part', 'wb') as f:
+                shutil.copyfileobj(response, f)
+        except OSError as err:
+            log.info('could not download CIFAR-10 from %s: %s', DATA_URL, err)
+            return None
+        os.rename(archive + '.part', archive)
+    try:
+        with tarfile.open(archive, 'r:gz') as tar:
+            tar.extractall(data_dir, filter='data')
+    except (tarfile.TarError, OSError) as err:
+        raise TowersError('cannot extract %s: %s (delete it to download it again)'
+                          % (archive, err))
+    if not has_data(batches_dir):
+        raise TowersError('%s did not hold the files of %s' % (archive, BATCHES_DIR))
+    return batches_dir
+
+
+def _decode(record):
+    """One record -> (image [32, 32, 3] uint8, label int32 scalar)."""
+    record = tf.io.decode_raw(record, tf.uint8)
+    label = tf.cast(record[0], tf.int32)
+    depth_major = tf.reshape(record[LABEL_BYTES:RECORD_BYTES], [DEPTH, HEIGHT, WIDTH])
+    return tf.transpose(depth_major, [1, 2, 0]), label
+
+
+def _distort(image):
+    """[32, 32, 3] uint8 -> [24, 24, 3] float32: the tutorial's training augmentation."""
+    image = tf.image.random_crop(tf.cast(image, tf.float32), [IMAGE_SIZE, IMAGE_SIZE, DEPTH])
+    image = tf.image.random_flip_left_right(image)
+    image = tf.image.random_brightness(image, max_delta=63)
+    image = tf.image.random_contrast(image, lower=0.2, upper=1.8)
+    return tf.image.per_image_standardization(image)
+
+
+def _central_crop(image):
+    """[32, 32, 3] uint8 -> [24, 24, 3] float32: the tutorial's evaluation crop."""
+    image = tf.image.resize_image_with_crop_or_pad(tf.cast(image, tf.float32),
+                                                   IMAGE_SIZE, IMAGE_SIZE)
+    return tf.image.per_image_standardization(image)
+
+
+def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
+    num_records = count_records(filenames)
+    dataset = tf.data.FixedLengthRecordDataset(filenames, RECORD_BYTES).repeat()
+    if shuffle:
+        min_queue_examples = int(num_records * MIN_FRACTION_OF_EXAMPLES_IN_QUEUE)
+        log.info('shuffling through a buffer of %d CIFAR images (%.0f%% of the %d in %s)',
+                 min_queue_examples, 100 * MIN_FRACTION_OF_EXAMPLES_IN_QUEUE, num_records,
+                 os.path.dirname(filenames[0]))
+        # Raw records are shuffled, not distorted images: the buffer fills in a moment and
+        # every pass over a record draws new distortions.
+        dataset = dataset.shuffle(min_queue_examples + 3 * batch_size)
+    dtype = tf.float16 if use_fp16 else tf.float32
+
+    def _parse(record):
+        image, label = _decode(record)
+        return tf.cast(preprocess(image), dtype), label
+
+    dataset = dataset.map(_parse, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+    dataset = dataset.batch(batch_size, drop_remainder=True)
+    dataset = dataset.prefetch(tf.data.experimental.AUTOTUNE)
+    return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def distorted_inputs(data_dir, batch_size, use_fp16=False):
+    """Training batches with the tutorial's random distortions, shuffled, repeated forever.
+
+    Args:
+      data_dir: a directory in the layout of `cifar-10-batches-bin`.
+      batch_size: examples per batch.
+      use_fp16: whether the images come as float16.
+
+    Returns:
+      images: [batch_size, 24, 24, 3] float32 (float16 with `use_fp16`), per-image standardized.
+      labels: [batch_size] int32.
+
+    Raises:
+      TowersError: a training file is missing or truncated.
+    """
+    return _batches(data_files(data_dir, False), batch_size, _distort, True, use_fp16)
+
+
+def inputs(eval_data, data_dir, batch_size, use_fp16=False):
+    """Evaluation batches: central crops in file order, repeated forever.
+
+    Args:
+      eval_data: True for the test set, False for the training set.
+      data_dir: a directory in the layout of `cifar-10-batches-bin`.
+      batch_size: examples per batch.
+      use_fp16: whether the images come as float16.
+
+    Returns:
+      images: [batch_size, 24, 24, 3] float32 (float16 with `use_fp16`), per-image standardized.
+      labels: [batch_size] int32.
+
+    Raises:
+      TowersError: a file of the split is missing or truncated.
+    """
+    return _batches(data_files(data_dir, eval_data), batch_size, _central_crop, False, use_fp16)
