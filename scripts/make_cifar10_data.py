@@ -1,0 +1,48 @@
+"""Writes the generated CIFAR-10-format data set, for machines without the real CIFAR-10.
+
+    python scripts/make_cifar10_data.py --data_dir /tmp/cifar10_data
+
+The files (`data_batch_1..5.bin`, `test_batch.bin`, `batches.meta.txt`, 3073-byte records)
+go to `<data_dir>/cifar-10-batches-generated`, where the training and evaluation scripts find
+them when `<data_dir>` holds no real CIFAR-10. Those scripts generate the default set by
+themselves; this script makes it ahead of time, or with other sizes or seeds.
+"""
+import argparse
+import logging
+import os
+
+import towers
+from models import cifar10_input, cifar10_synthetic
+from towers import cli
+
+log = logging.getLogger('towers')
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--data_dir', default='/tmp/cifar10_data',
+                        help='Path to the CIFAR-10 data directory.')
+    parser.add_argument('--records_per_file', type=cli.positive_int,
+                        default=cifar10_synthetic.RECORDS_PER_FILE,
+                        help='Images in each of the six files (the real CIFAR-10 has 10000).')
+    parser.add_argument('--seed', type=int, default=cifar10_synthetic.SEED,
+                        help='Seed of the class patterns and the images.')
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = _parse_args(argv)
+    batches_dir = os.path.join(args.data_dir, cifar10_synthetic.GENERATED_DIR)
+    if os.path.exists(batches_dir):
+        raise towers.TowersError('%s exists already; delete it to generate it again'
+                                 % batches_dir)
+    os.makedirs(args.data_dir, exist_ok=True)
+    cifar10_synthetic.generate(batches_dir, args.records_per_file, args.seed)
+    num_records = cifar10_input.count_records(cifar10_input.data_files(batches_dir, False))
+    log.info('wrote %d training and %d test records to %s', num_records,
+             args.records_per_file, batches_dir)
+    return 0
+
+
+if __name__ == '__main__':
+    cli.run(main)

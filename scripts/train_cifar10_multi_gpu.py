@@ -1,0 +1,66 @@
+"""Trains the CIFAR-10 tutorial's model on several towers, as `cifar10_multi_gpu_train.py` did.
+
+    python scripts/train_cifar10_multi_gpu.py --num_gpus 4 --max_steps 1000
+
+Each of `--num_gpus` towers (GPUs, or virtual CPU devices on a machine without one) trains on
+its own batch of `--batch_size` images; their gradients are averaged and applied once per step.
+The input is the real CIFAR-10 from `--data_dir` (extracted or downloaded as the tutorial does)
+or, where there is none, a generated CIFAR-10-format data set, which the log says.
+
+Unlike the original, an existing `--train_dir` is not deleted: training resumes from its newest
+checkpoint.
+"""
+import argparse
+import logging
+
+import towers
+from models import cifar10, cifar10_input, cifar10_synthetic
+from towers import cli
+from towers.compat import tf
+
+log = logging.getLogger('towers')
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--train_dir', default='/tmp/cifar10_train',
+                        help='Directory where to write event logs and checkpoint.')
+    parser.add_argument('--max_steps', type=cli.positive_int, default=1000000,
+                        help='Number of batches to run.')
+    parser.add_argument('--batch_size', type=cli.positive_int, default=cifar10.BATCH_SIZE,
+                        help='Number of images to process in a batch (per tower).')
+    parser.add_argument('--data_dir', default='/tmp/cifar10_data',
+                        help='Path to the CIFAR-10 data directory.')
+    parser.add_argument('--use_fp16', action='store_true',
+                        help='Train the model using fp16.')
+    cli.add_device_flags(parser)
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = _parse_args(argv)
+    setup = towers.configure_devices(args.num_gpus, args.log_device_placement,
+                                     intra_op_threads=args.intra_op_threads,
+                                     inter_op_threads=args.inter_op_threads)
+    batches_dir = cifar10_synthetic.locate_or_generate(args.data_dir)
+    global_batch = args.batch_size * args.num_gpus
+    with tf.Graph().as_default():
+        with tf.device(setup.ps_device):
+            images, labels = cifar10_input.distorted_inputs(batches_dir, global_batch,
+                                                            use_fp16=args.use_fp16)
+        graph = cifar10.build_train_graph(images, labels, setup.tower_devices, setup.ps_device,
+                                          batch_size=args.batch_size)
+        result = towers.train(graph.train_op, graph.loss, graph.global_step, args.train_dir,
+                              args.max_steps, examples_per_step=global_batch,
+                              num_towers=args.num_gpus, config=setup.config,
+                              summary_op=graph.summary_op)
+    timing = result.timing
+    if timing['steps']:
+        log.info('%d steps in %.1f s: median %.3f s/step, %.1f examples/sec on %d tower(s)',
+                 timing['steps'], timing['total_sec'], timing['median_step_sec'],
+                 timing['examples_per_sec'], args.num_gpus)
+    return cli.EXIT_INTERRUPTED if result.interrupted else 0
+
+
+if __name__ == '__main__':
+    cli.run(main)
