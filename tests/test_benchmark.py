@@ -1,0 +1,193 @@
+"""Specification of the throughput benchmark: its results file, FLOP counting, timing blocks,
+targets, and the MirroredStrategy step it compares towers with."""
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+import towers
+from models import cifar10
+from models import cifar10_input
+from towers import benchmark
+from towers.compat import tf
+
+SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, 'scripts', 'benchmark.py')
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location('benchmark_script', SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_tiny_cifar(data_dir, records_per_file=8):
+    rs = np.random.RandomState(0)
+    parts = [(rs.randint(0, 256, [records_per_file, 32, 32, 3]),
+              rs.randint(0, 10, records_per_file)) for _ in range(6)]
+    cifar10_input.write_batches_dir(os.path.join(data_dir, cifar10_input.BATCHES_DIR),
+                                    parts[:5], parts[5])
+
+
+def test_json_holds_each_method_per_device_count_and_the_single_figures(tmp_path):
+    write_tiny_cifar(str(tmp_path))
+    results_file = tmp_path / 'results.json'
+    chart = tmp_path / 'chart.png'
+    load_script().main(['--num_gpus', '2', '--batch_size', '2', '--warmup_steps', '0',
+                        '--steps', '1', '--repeats', '1', '--matmul_size', '16',
+                        '--data_dir', str(tmp_path), '--json', str(results_file),
+                        '--chart', str(chart)])
+    results = json.loads(results_file.read_text())
+    assert set(results) == {'single_device', 'towers', 'mirrored', 'input_only', 'end_to_end',
+                            'in_memory_step', 'matmul_flops', 'model_train_flops_per_example'}
+    for method in ('single_device', 'towers', 'mirrored'):
+        assert set(results[method]) == {'1', '2'}
+        assert all(rate > 0 for rate in results[method].values())
+    for figure in ('input_only', 'end_to_end', 'in_memory_step', 'matmul_flops'):
+        assert results[figure] > 0
+    assert results['model_train_flops_per_example'] > 0
+    assert chart.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+@pytest.mark.parametrize('num_gpus, counts', [(1, [1]), (3, [1, 2, 3]), (4, [1, 2, 4]),
+                                              (6, [1, 2, 4, 6]), (8, [1, 2, 4, 8])])
+def test_device_counts_are_powers_of_two_up_to_num_gpus_and_num_gpus(num_gpus, counts):
+    assert load_script().device_counts(num_gpus) == counts
+
+
+def test_flops_of_a_convolution_are_two_per_kernel_weight_per_output_position():
+    images = tf.zeros([2, 8, 8, 3])
+    kernel = tf.get_variable('kernel', [3, 3, 3, 4])
+    conv = tf.nn.conv2d(images, kernel, [1, 1, 1, 1], padding='SAME')
+    assert benchmark.count_flops(conv) == 2 * (2 * 8 * 8 * 4) * (3 * 3 * 3)
+
+
+def test_flops_of_a_kernel_gradient_equal_the_forward_convolution_and_unneeded_ops_are_free():
+    images = tf.zeros([2, 8, 8, 3])
+    kernel = tf.get_variable('kernel', [5, 5, 3, 4])
+    conv = tf.nn.conv2d(images, kernel, [1, 2, 2, 1], padding='VALID')
+    # tf.gradients builds the images' gradient too; fetching the kernel's alone never runs it.
+    kernel_grad, = tf.gradients(tf.reduce_sum(tf.square(conv)), [kernel])
+    forward = 2 * (2 * 2 * 2 * 4) * (5 * 5 * 3)
+    assert benchmark.count_flops(kernel_grad) == 2 * forward
+    assert benchmark.count_flops(kernel_grad, exclude_scope='gradients') == forward
+
+
+def test_flops_of_a_matmul_read_the_inner_dimension_through_a_transpose():
+    a = tf.zeros([7, 5])
+    b = tf.zeros([7, 3])
+    assert benchmark.count_flops(tf.matmul(a, b, transpose_a=True)) == 2 * 5 * 3 * 7
+
+
+def test_counting_flops_of_a_dynamic_batch_names_the_op():
+    images = tf.placeholder(tf.float32, [None, 8, 8, 3])
+    conv = tf.nn.conv2d(images, tf.zeros([3, 3, 3, 4]), [1, 1, 1, 1], 'SAME', name='dynamic')
+    with pytest.raises(towers.TowersError, match='dynamic'):
+        benchmark.count_flops(conv)
+
+
+def test_throughput_runs_the_warmup_untimed_and_quotes_the_median_of_the_blocks():
+    runs = []
+    step = tf.py_func(lambda: runs.append(1) or np.float32(0), [], tf.float32)
+    plan = benchmark.Plan(warmup_steps=2, steps_per_repeat=3, repeats=4)
+    throughput = benchmark.measure_throughput(step, 10, tf.ConfigProto(), plan)
+    assert len(runs) == 2 + 3 * 4
+    assert len(throughput.repeat_rates) == 4
+    assert throughput.examples_per_sec == np.median(throughput.repeat_rates)
+
+
+def rows_of(rates):
+    return [benchmark.Row(key, key, devices, 128 * devices, 1 if key != 'input_only' else 0,
+                          benchmark.Throughput(rate, [rate]))
+            for (key, devices), rate in rates.items()]
+
+
+def test_targets_compare_towers_at_the_most_devices():
+    rows = rows_of({('single_device', 1): 100.0, ('single_device', 2): 200.0,
+                    ('towers', 1): 100.0, ('towers', 2): 180.0,
+                    ('mirrored', 1): 90.0, ('mirrored', 2): 200.0,
+                    ('input_only', 2): 1000.0, ('in_memory_step', 2): 180.0,
+                    ('end_to_end', 2): 171.0})
+    targets = benchmark.targets(rows, matmul_rate=1e12, train_flops_per_example=1e9)
+    assert [round(t.value, 3) for t in targets] == [0.9, 0.9, 0.95, 0.18]
+    assert [t.threshold for t in targets] == [0.95, 1.0, 0.9, 0.75]
+
+
+def test_table_gives_each_row_its_ratio_to_the_single_device_with_the_same_global_batch():
+    rows = rows_of({('single_device', 1): 100.0, ('single_device', 2): 200.0,
+                    ('towers', 2): 150.0})
+    table = benchmark.format_table(rows, matmul_rate=1e12, train_flops_per_example=1e9)
+    towers_line = next(line for line in table.splitlines() if line.startswith('towers'))
+    assert towers_line.split()[-2:] == ['0.75', '0.15']
+
+
+NUM_REPLICAS = 2
+PER_REPLICA = 2
+LEARNING_RATE = 0.1
+
+
+def batch_of(seed):
+    rs = np.random.RandomState(seed)
+    images = rs.standard_normal([NUM_REPLICAS * PER_REPLICA, 24, 24, 3]).astype(np.float32)
+    labels = rs.randint(0, cifar10.NUM_CLASSES, NUM_REPLICAS * PER_REPLICA).astype(np.int32)
+    return tf.constant(images), tf.constant(labels)
+
+
+def one_towers_step(config):
+    """Initial values, values after one step, and tower losses of `build_towers`."""
+    with tf.Graph().as_default():
+        replicated = towers.build_towers(
+            cifar10.tower_fn, batch_of(0), ['/cpu:0', '/cpu:1'],
+            tf.train.GradientDescentOptimizer(LEARNING_RATE))
+        train_op = replicated.train_op()
+        with tf.Session(config=config) as session:
+            session.run(tf.global_variables_initializer())
+            initial = {v.op.name: session.run(v) for v in tf.trainable_variables()}
+            losses, _ = session.run([replicated.tower_losses, train_op])
+            return initial, {v.op.name: session.run(v) for v in tf.trainable_variables()}, losses
+
+
+def one_mirrored_step(config, initial):
+    """Every replica's copy of each variable after one step from `initial`, and the losses."""
+    with tf.Graph().as_default():
+        strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])
+        with strategy.scope():
+            train_op, losses = benchmark.mirrored_train_op(
+                cifar10.tower_fn, batch_of(0), tf.train.GradientDescentOptimizer(LEARNING_RATE))
+            variables = tf.trainable_variables()
+            start = tf.group([v.assign(initial[v.op.name]) for v in variables])
+        with tf.Session(config=config) as session:
+            session.run(tf.global_variables_initializer())
+            session.run(start)
+            loss_values, _ = session.run([losses, train_op])
+            return ({v.op.name: session.run(strategy.experimental_local_results(v))
+                     for v in variables}, loss_values)
+
+
+def test_mirrored_step_applies_the_towers_averaged_gradient():
+    config = towers.configure_devices(NUM_REPLICAS).config
+    initial, towers_after, towers_losses = one_towers_step(config)
+    mirrored_after, mirrored_losses = one_mirrored_step(config, initial)
+    np.testing.assert_allclose(mirrored_losses, towers_losses, rtol=1e-5)
+    assert set(mirrored_after) == set(towers_after)
+    for name, copies in mirrored_after.items():
+        assert not np.allclose(towers_after[name], initial[name]), name
+        for copy in copies:
+            np.testing.assert_allclose(copy, towers_after[name], rtol=1e-4, atol=1e-6,
+                                       err_msg=name)
+
+
+def test_mirrored_step_refuses_regularisation_losses():
+    def regularised_tower(batch):
+        images, _ = batch
+        weights = tf.get_variable('w', [24 * 24 * 3, 1],
+                                  regularizer=lambda w: tf.reduce_sum(tf.square(w)))
+        tf.add_to_collection(tf.GraphKeys.LOSSES,
+                             tf.reduce_mean(tf.matmul(tf.reshape(images, [-1, 24 * 24 * 3]),
+                                                      weights)))
+
+    with pytest.raises(towers.TowersError, match='regularisation'):
+        benchmark.mirrored_train_op(regularised_tower, batch_of(0),
+                                    tf.train.GradientDescentOptimizer(LEARNING_RATE))
