@@ -43,7 +43,8 @@ LOSSES = 'losses'
 
 
 def _activation_summary(x):
-    """Histogram and sparsity of an activation, tagged without its tower prefix."""
+    """Histogram and sparsity of an activation, named as in the tutorial (the tag also carries
+    the current name scope, so each tower's are apart)."""
     tensor_name = re.sub('%s_[0-9]*/' % TOWER_NAME, '', x.op.name)
     tf.summary.histogram(tensor_name + '/activations', x)
     tf.summary.scalar(tensor_name + '/sparsity', tf.nn.zero_fraction(x))
@@ -72,7 +73,7 @@ def _conv_relu(inputs, name, shape, bias):
         conv = tf.nn.conv2d(inputs, kernel, [1, 1, 1, 1], padding='SAME')
         biases = _variable('biases', shape[-1:], tf.constant_initializer(bias), inputs.dtype)
         output = tf.nn.relu(tf.nn.bias_add(conv, biases), name=scope.name)
-    _activation_summary(output)
+        _activation_summary(output)
     return output
 
 
@@ -82,7 +83,7 @@ def _fully_connected(inputs, name, units, stddev, wd, bias, activation):
                                               stddev=stddev, wd=wd, dtype=inputs.dtype)
         biases = _variable('biases', [units], tf.constant_initializer(bias), inputs.dtype)
         output = activation(tf.matmul(inputs, weights) + biases, name=scope.name)
-    _activation_summary(output)
+        _activation_summary(output)
     return output
 
 

@@ -1,0 +1,50 @@
+"""The project reproduces the original CIFAR-10 tutorial's golden figures (scripts/regress_cifar10.py)."""
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN_DIR = os.path.join(REPO, 'tests', 'data', 'regression', 'cifar10')
+TRAIN_GOLDEN = os.path.join(GOLDEN_DIR, 'golden_train_seed0.json')
+EVAL_GOLDEN = os.path.join(GOLDEN_DIR, 'golden_eval_seed0.json')
+CHECKPOINT = os.path.join(GOLDEN_DIR, 'original_n2_s0_300.ckpt')
+
+
+def regress(*args):
+    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', 'regress_cifar10.py')]
+                          + list(args), cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def test_training_on_1_2_and_4_towers_reproduces_the_originals_losses_and_gradients():
+    result = regress('--golden', TRAIN_GOLDEN)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for num_towers in (1, 2, 4):
+        assert '%d tower(s), seed 0, 20 steps' % num_towers in result.stdout
+    assert result.stdout.count('tower losses: max |deviation|') == 3
+    assert 'all figures within tolerance' in result.stdout
+
+
+def test_evaluating_the_originals_checkpoint_reproduces_its_precision_and_logits():
+    result = regress('--eval_golden', EVAL_GOLDEN, '--checkpoint', CHECKPOINT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'precision @ 1 = 0.99375 (original 0.99375), true count 1272' in result.stdout
+
+
+def test_a_figure_off_the_golden_fails_the_comparison(tmp_path):
+    with open(EVAL_GOLDEN) as f:
+        golden = json.load(f)
+    golden['abs_logit_sums'][3] *= 1.001
+    altered = tmp_path / 'golden_eval_altered.json'
+    altered.write_text(json.dumps(golden))
+    result = regress('--eval_golden', str(altered), '--checkpoint', CHECKPOINT)
+    assert result.returncode == 1
+    assert 'deviates from the original tutorial' in result.stderr
+    assert 'sums of |logits|' in result.stderr
+
+
+def test_a_missing_checkpoint_is_an_error_naming_it(tmp_path):
+    missing = str(tmp_path / 'nothing.ckpt')
+    result = regress('--eval_golden', EVAL_GOLDEN, '--checkpoint', missing)
+    assert result.returncode == 1
+    assert 'error: --checkpoint %s: no checkpoint' % missing in result.stderr

@@ -1,0 +1,87 @@
+"""The CIFAR-10 scripts end to end on tiny settings: make data, train on 2 towers, evaluate."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from models import cifar10_synthetic
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d '
+                      r'\(\d+\.\d examples/sec; \d+\.\d\d\d sec/batch\)$', re.MULTILINE)
+
+
+def run_script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def train(data_dir, train_dir, max_steps):
+    return run_script('train_cifar10_multi_gpu.py', '--num_gpus', '2', '--batch_size', '8',
+                      '--max_steps', str(max_steps), '--data_dir', data_dir,
+                      '--train_dir', train_dir)
+
+
+@pytest.fixture(scope='module')
+def data_dir(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp('cifar10_data'))
+    result = run_script('make_cifar10_data.py', '--data_dir', path, '--records_per_file', '40')
+    assert result.returncode == 0, result.stderr
+    assert 'wrote 200 training and 40 test records' in result.stderr
+    return path
+
+
+@pytest.fixture(scope='module')
+def trained(data_dir, tmp_path_factory):
+    train_dir = str(tmp_path_factory.mktemp('cifar10_train'))
+    return train_dir, train(data_dir, train_dir, max_steps=20)
+
+
+def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(trained):
+    train_dir, result = trained
+    assert result.returncode == 0, result.stderr
+    assert [int(step) for step in LOG_LINE.findall(result.stdout)] == [0, 10]
+    assert '2 towers on 2 virtual CPU devices' in result.stderr
+    assert 'using the GENERATED CIFAR-10-format data set' in result.stderr
+    assert os.path.exists(os.path.join(train_dir, 'model.ckpt-20.index'))
+    assert any(name.startswith('events.out.tfevents') for name in os.listdir(train_dir))
+
+
+def test_training_resumes_from_the_newest_checkpoint(data_dir, trained):
+    train_dir, _ = trained
+    result = train(data_dir, train_dir, max_steps=21)
+    assert result.returncode == 0, result.stderr
+    assert 'resuming from step 20' in result.stderr
+    assert LOG_LINE.findall(result.stdout) == ['20']
+
+
+def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, trained, tmp_path):
+    train_dir, _ = trained
+    eval_dir = str(tmp_path / 'eval')
+    result = run_script('cifar10_eval.py', '--checkpoint_dir', train_dir, '--data_dir',
+                        data_dir, '--eval_dir', eval_dir, '--run_once', '--num_examples', '40',
+                        '--batch_size', '20')
+    assert result.returncode == 0, result.stderr
+    assert re.search(r'^\S+ \S+: precision @ 1 = [01]\.\d\d\d$', result.stdout, re.MULTILINE)
+    assert any(name.startswith('events.out.tfevents') for name in os.listdir(eval_dir))
+
+
+def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):
+    missing = str(tmp_path / 'no_train_dir')
+    result = run_script('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once')
+    assert result.returncode == 1
+    assert 'error: --checkpoint_dir %s does not exist' % missing in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_training_on_a_truncated_data_file_is_an_error_naming_it(tmp_path):
+    batches_dir = tmp_path / cifar10_synthetic.GENERATED_DIR
+    cifar10_synthetic.generate(str(batches_dir), records_per_file=5)
+    path = batches_dir / 'data_batch_2.bin'
+    path.write_bytes(path.read_bytes()[:-1])
+    result = train(str(tmp_path), str(tmp_path / 'train'), max_steps=1)
+    assert result.returncode == 1
+    assert 'truncated CIFAR-10 file %s' % path in result.stderr
+    assert 'Traceback' not in result.stderr
