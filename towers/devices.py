@@ -28,14 +28,18 @@ def assign_to_device(device, ps_device='/cpu:0'):
 
     Args:
       device: the device of the tower's compute ops, e.g. '/gpu:1'.
-      ps_device: the device that holds the shared variables.
+      ps_device: the device that holds the shared variables: a device string, or a device
+        function that chooses one per variable (a cluster worker's, which spreads the
+        variables over the parameter servers).
 
     Returns:
       A function from an op (or NodeDef) to a device string.
     """
     def _assign(op):
         node_def = op if isinstance(op, tf.NodeDef) else op.node_def
-        return ps_device if node_def.op in PS_OPS else device
+        if node_def.op not in PS_OPS:
+            return device
+        return ps_device(op) if callable(ps_device) else ps_device
     return _assign
 
 

@@ -14,6 +14,11 @@ from towers.compat import tf
 
 log = logging.getLogger('towers')
 
+# How often a worker other than the chief looks whether the chief has initialised the
+# variables. TensorFlow's `WorkerSessionCreator` looks every 30 s, so a worker started with
+# the chief idled for half a minute.
+WORKER_WAIT_SECS = 1
+
 TrainResult = collections.namedtuple('TrainResult', ['steps_done', 'interrupted', 'timing'])
 TrainResult.__doc__ = """What a call of `train` did.
 
@@ -57,7 +62,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
     """
     with tf.name_scope('train_loop'):
         with tf.control_dependencies([train_op]):
-            steps_done = tf.identity(global_step, name='steps_done')
+            # A fresh read, not the variable's snapshot: on a parameter server of a cluster
+            # the snapshot is sent to the worker without waiting for the train op.
+            steps_done = tf.identity(global_step.read_value(), name='steps_done')
     if saver is None:
         saver = tf.train.Saver(tf.global_variables(), max_to_keep=5)
     if summary_op is None:
@@ -80,7 +87,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         creator = tf.train.ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                                checkpoint_dir=train_dir)
     else:
-        creator = tf.train.WorkerSessionCreator(scaffold=scaffold, master=master, config=config)
+        creator = _WorkerSessionCreator(scaffold, master, config)
     all_hooks.extend(hooks)
 
     interrupted = False
@@ -96,3 +103,24 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
                         stopper.steps_done, os.path.abspath(train_dir))
     tf.summary.FileWriterCache.clear()
     return TrainResult(stopper.steps_done, interrupted, timer.summary())
+
+
+class _WorkerSessionCreator(tf.train.SessionCreator):
+    """`tf.train.WorkerSessionCreator` that looks for the chief's variables every
+    `WORKER_WAIT_SECS` (up to 30 minutes) instead of every 30 s."""
+
+    def __init__(self, scaffold, master, config):
+        self._scaffold = scaffold
+        self._master = master
+        self._config = config
+
+    def create_session(self):
+        self._scaffold.finalize()
+        manager = tf.train.SessionManager(
+            local_init_op=self._scaffold.local_init_op,
+            local_init_feed_dict=self._scaffold.local_init_feed_dict,
+            ready_op=self._scaffold.ready_op,
+            ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+            graph=tf.get_default_graph(), recovery_wait_secs=WORKER_WAIT_SECS)
+        return manager.wait_for_session(self._master, config=self._config,
+                                        max_wait_secs=30 * 60)

@@ -1,0 +1,419 @@
+"""Training across machines on TensorFlow's distributed runtime: parameter servers and workers.
+
+Between-graph replication as the TF1 distributed tutorials did it: every process runs a
+`tf.distribute.Server` of one `ClusterSpec`; the parameter servers (job 'ps') hold the
+variables; each worker builds the whole graph itself, its towers on its own devices, averages
+their gradients locally and sends them to the parameter servers. With `--sync_replicas` (the
+default) a `SyncReplicasOptimizer` aggregates one update per step from all workers; without it,
+each worker applies its own updates (asynchronous training).
+
+A training script wires it in with a few lines:
+
+    role = cluster.from_flags(args)        # after cluster.add_cluster_flags(parser)
+    if role.is_ps:
+        return role.serve()
+    setup = role.configure_devices(args.num_gpus, ...)   # as towers.configure_devices
+    ... build the graph on setup.tower_devices / setup.ps_device,
+        with the optimizer passed through role.wrap_optimizer ...
+    result = towers.train(..., config=setup.config, master=role.master,
+                          is_chief=role.is_chief, hooks=role.hooks)
+    if not result.interrupted:
+        role.finish()
+
+Without cluster flags `from_flags` returns a `SingleProcess`, whose members reproduce the
+single-process behaviour, so the same lines serve both.
+
+Shutdown: a parameter server serves until every worker has called `finish`, then returns, so
+no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
+queue that lives on each parameter server (TensorFlow's own queues, no other channel).
+"""
+import argparse
+import logging
+import re
+import socket
+import threading
+
+from towers import cli
+from towers.compat import tf
+from towers.devices import PS_OPS, DeviceSetup, configure_devices
+from towers.errors import TowersError
+
+log = logging.getLogger('towers')
+
+PS_JOB = 'ps'
+WORKER_JOB = 'worker'
+_HOST_PORT = re.compile(r'^[^\s:,]+:[0-9]{1,5}$')
+
+
+def _host_list(text):
+    """argparse type: comma-separated host:port entries, e.g. 'ps0:2222,ps1:2222'."""
+    hosts = [h.strip() for h in text.split(',') if h.strip()]
+    bad = [h for h in hosts if not _HOST_PORT.match(h)]
+    if bad:
+        raise argparse.ArgumentTypeError('expected comma-separated host:port entries, got %s'
+                                         % ', '.join(repr(h) for h in bad))
+    return hosts
+
+
+def _boolean(text):
+    """argparse type: true/false, yes/no, 1/0."""
+    value = text.lower()
+    if value in ('true', 'yes', '1'):
+        return True
+    if value in ('false', 'no', '0'):
+        return False
+    raise argparse.ArgumentTypeError('expected true or false, got %r' % text)
+
+
+def _task_index(text):
+    """argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError('expected a number >= 0, got %d' % value)
+    return value
+
+
+def add_cluster_flags(parser):
+    """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
+    --sync_replicas (and --nosync_replicas)."""
+    group = parser.add_argument_group(
+        'cluster', 'Training across processes or machines; without these flags training runs '
+                   'in this process alone.')
+    group.add_argument('--job_name', choices=[PS_JOB, WORKER_JOB],
+                       help='This process is a parameter server (ps) or a worker.')
+    group.add_argument('--task_index', type=_task_index, default=0,
+                       help='Index of this process in its job (worker 0 is the chief).')
+    group.add_argument('--ps_hosts', type=_host_list, default=[],
+                       help='Comma-separated host:port of the parameter servers.')
+    group.add_argument('--worker_hosts', type=_host_list, default=[],
+                       help='Comma-separated host:port of the workers.')
+    group.add_argument('--sync_replicas', type=_boolean, nargs='?', const=True, default=True,
+                       help='Aggregate the gradients of all workers into one update per step '
+                            '(default); --sync_replicas=false or --nosync_replicas lets each '
+                            'worker apply its own updates.')
+    group.add_argument('--nosync_replicas', dest='sync_replicas', action='store_false',
+                       help='Asynchronous training: each worker applies its own updates.')
+
+
+def task_flags(ps_hosts, worker_hosts, job_name, task_index):
+    """The command-line flags that make a training script task `task_index` of `job_name`.
+
+    Args:
+      ps_hosts, worker_hosts: lists of 'host:port'.
+      job_name: 'ps' or 'worker'.
+      task_index: index in that job.
+
+    Returns:
+      A list of argv strings for `add_cluster_flags`.
+    """
+    return ['--job_name', job_name, '--task_index', str(task_index),
+            '--ps_hosts', ','.join(ps_hosts), '--worker_hosts', ','.join(worker_hosts)]
+
+
+def free_local_ports(count):
+    """Returns `count` distinct TCP ports on localhost that were free a moment ago."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(('localhost', 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def from_flags(args):
+    """The role of this process from the flags of `add_cluster_flags`.
+
+    Args:
+      args: the parsed flags.
+
+    Returns:
+      `SingleProcess` without --job_name, else a `ParameterServer` or a `Worker`.
+
+    Raises:
+      TowersError: the flags do not describe a cluster this process can be part of.
+    """
+    if args.job_name is None:
+        if args.ps_hosts or args.worker_hosts:
+            raise TowersError('--ps_hosts/--worker_hosts given without --job_name; give '
+                              '--job_name ps or --job_name worker (and --task_index)')
+        return SingleProcess()
+    if not args.ps_hosts:
+        raise TowersError('--job_name %s needs --ps_hosts: the variables live on the parameter '
+                          'servers, so give at least one host:port' % args.job_name)
+    if not args.worker_hosts:
+        raise TowersError('--job_name %s needs --worker_hosts: give the host:port of every '
+                          'worker' % args.job_name)
+    hosts = args.ps_hosts + args.worker_hosts
+    repeated = sorted({h for h in hosts if hosts.count(h) > 1})
+    if repeated:
+        raise TowersError('%s appear(s) more than once in --ps_hosts/--worker_hosts; every '
+                          'task needs its own host:port' % ', '.join(repeated))
+    tasks = args.ps_hosts if args.job_name == PS_JOB else args.worker_hosts
+    if args.task_index >= len(tasks):
+        raise TowersError('--task_index %d, but --%s_hosts lists %d %s task(s) (indices 0..%d)'
+                          % (args.task_index, args.job_name, len(tasks), args.job_name,
+                             len(tasks) - 1))
+    spec = tf.train.ClusterSpec({PS_JOB: args.ps_hosts, WORKER_JOB: args.worker_hosts})
+    if args.job_name == PS_JOB:
+        return ParameterServer(spec, args.task_index)
+    return Worker(spec, args.task_index, args.sync_replicas)
+
+
+def _start_server(spec, job_name, task_index, config):
+    address = spec.task_address(job_name, task_index)
+    try:
+        return tf.distribute.Server(spec, job_name=job_name, task_index=task_index,
+                                    config=config, start=True)
+    except (tf.errors.OpError, ValueError) as err:
+        raise TowersError('could not start the server of %s task %d on %s: %s'
+                          % (job_name, task_index, address, err)) from err
+
+
+def _done_queue(ps_task):
+    """The queue on parameter server `ps_task` where each worker puts its index when done."""
+    with tf.device('/job:%s/task:%d' % (PS_JOB, ps_task)):
+        return tf.FIFOQueue(-1, tf.int32, shapes=[], name='workers_done',
+                            shared_name='towers_workers_done')
+
+
+class SingleProcess:
+    """The role of a process that trains alone: every member keeps single-process behaviour."""
+    is_ps = False
+    is_chief = True
+    master = ''
+    hooks = ()
+    task_index = 0
+    num_workers = 1
+    replicas_to_aggregate = 1
+
+    @staticmethod
+    def configure_devices(num_gpus, log_device_placement=False, **kwargs):
+        """`towers.configure_devices`."""
+        return configure_devices(num_gpus, log_device_placement, **kwargs)
+
+    @staticmethod
+    def wrap_optimizer(optimizer):
+        """Returns `optimizer` itself."""
+        return optimizer
+
+    def finish(self):
+        """Nothing to tell anyone."""
+
+
+class ParameterServer:
+    """A parameter server task: holds variables for the workers until they have all finished.
+
+    Attributes:
+      task_index: its index in the 'ps' job.
+      num_workers: workers it waits for.
+    """
+    is_ps = True
+
+    def __init__(self, spec, task_index):
+        self._spec = spec
+        self.task_index = task_index
+        self.num_workers = spec.num_tasks(WORKER_JOB)
+
+    def serve(self):
+        """Serves until every worker has called `Worker.finish` (or Ctrl-C).
+
+        Returns:
+          The exit status: 0, or `cli.EXIT_INTERRUPTED` after Ctrl-C.
+        """
+        device = '/job:%s/task:%d' % (PS_JOB, self.task_index)
+        config = tf.ConfigProto(device_filters=[device])
+        server = _start_server(self._spec, PS_JOB, self.task_index, config)
+        log.info('ps %d at %s: serving the variables until %d worker(s) finish',
+                 self.task_index, self._spec.task_address(PS_JOB, self.task_index),
+                 self.num_workers)
+        with tf.Graph().as_default():
+            done = _done_queue(self.task_index).dequeue()
+            with tf.Session(server.target, config=config) as sess:
+                # A run blocked in TensorFlow does not see Ctrl-C; waiting for it from another
+                # thread keeps the main thread free to take the interrupt. Closing the session
+                # then cancels the blocked run.
+                waiter = threading.Thread(target=self._wait_for_workers, args=(sess, done),
+                                          name='ps_wait_for_workers', daemon=True)
+                waiter.start()
+                try:
+                    waiter.join()
+                except KeyboardInterrupt:
+                    log.warning('ps %d interrupted before all workers finished',
+                                self.task_index)
+                    return cli.EXIT_INTERRUPTED
+        log.info('ps %d: all %d worker(s) finished', self.task_index, self.num_workers)
+        return 0
+
+    def _wait_for_workers(self, sess, done):
+        finished = set()
+        try:
+            while len(finished) < self.num_workers:
+                finished.add(int(sess.run(done)))
+        except tf.errors.CancelledError:
+            return
+
+
+class Worker:
+    """A worker task: builds the graph with its towers on its own devices.
+
+    Attributes:
+      task_index: its index in the 'worker' job; worker 0 is the chief, which initialises or
+        restores the variables and writes checkpoints and summaries.
+      num_workers: workers in the cluster.
+      num_ps: parameter servers in the cluster.
+      sync: whether one update per step aggregates every worker's gradients.
+      replicas_to_aggregate: workers whose gradients make one update: all of them when
+        `sync`, else 1. Multiply the towers (and examples) of one update by it.
+    """
+    is_ps = False
+
+    def __init__(self, spec, task_index, sync):
+        self._spec = spec
+        self.task_index = task_index
+        self.num_workers = spec.num_tasks(WORKER_JOB)
+        self.num_ps = spec.num_tasks(PS_JOB)
+        self.sync = sync
+        self.replicas_to_aggregate = self.num_workers if sync else 1
+        self.device = '/job:%s/task:%d' % (WORKER_JOB, task_index)
+        self._placement = VariablePlacement(self.num_ps, self.device)
+        self._server = None
+        self._config = None
+        self._optimizer = None
+
+    @property
+    def is_chief(self):
+        return self.task_index == 0
+
+    @property
+    def master(self):
+        """The session target: this worker's own server."""
+        if self._server is None:
+            raise TowersError('worker %d has no server yet: call configure_devices first'
+                              % self.task_index)
+        return self._server.target
+
+    def configure_devices(self, num_gpus, log_device_placement=False, **kwargs):
+        """Starts this worker's server with `num_gpus` tower devices, as `towers.configure_devices`.
+
+        Args:
+          num_gpus, log_device_placement, kwargs: as `towers.configure_devices`.
+
+        Returns:
+          A `DeviceSetup`: tower devices '/job:worker/task:<i>/<gpu or cpu>:<k>', `ps_device`
+          the `VariablePlacement` (a device function), and the session config, which also
+          keeps this worker from waiting for the other workers.
+        """
+        local = configure_devices(num_gpus, log_device_placement, ps_device=self._placement,
+                                  **kwargs)
+        config = local.config
+        config.device_filters.extend(['/job:%s' % PS_JOB, self.device])
+        # The server creates the devices, so the virtual CPUs or logical GPUs of `config`
+        # must be in the server's config.
+        self._server = _start_server(self._spec, WORKER_JOB, self.task_index, config)
+        self._config = config
+        description = ('worker %d of %d at %s (%s), %d parameter server(s), %s updates'
+                       % (self.task_index, self.num_workers,
+                          self._spec.task_address(WORKER_JOB, self.task_index),
+                          'chief' if self.is_chief else 'not chief', self.num_ps,
+                          'synchronous' if self.sync else 'asynchronous'))
+        log.info('cluster: %s', description)
+        return DeviceSetup([self.device + d for d in local.tower_devices], self._placement,
+                           config, '%s; %s' % (description, local.description))
+
+    def wrap_optimizer(self, optimizer):
+        """Returns the optimizer that makes the updates of this worker.
+
+        Args:
+          optimizer: a `tf.train.Optimizer`.
+
+        Returns:
+          With `sync`, a `tf.train.SyncReplicasOptimizer` around `optimizer` that waits for
+          the gradients of every worker and applies their mean once per step; else `optimizer`.
+        """
+        if self.sync:
+            self._optimizer = tf.train.SyncReplicasOptimizer(
+                optimizer, replicas_to_aggregate=self.num_workers,
+                total_num_replicas=self.num_workers)
+        return optimizer if self._optimizer is None else self._optimizer
+
+    @property
+    def hooks(self):
+        """The session hooks `towers.train` must run on this worker."""
+        if not self.sync:
+            return []
+        if self._optimizer is None:
+            raise TowersError('--sync_replicas needs the optimizer from wrap_optimizer; pass '
+                              'the optimizer through Worker.wrap_optimizer before training')
+        # No tokens up front: each worker may start step s+1 only once the update of step s
+        # is made, so every update holds exactly one gradient from each worker.
+        hooks = [self._optimizer.make_session_run_hook(self.is_chief, num_tokens=0)]
+        if self.is_chief:
+            hooks.append(CloseSessionOnStopHook())
+        return hooks
+
+    def finish(self):
+        """Tells every parameter server that this worker is done; call after training."""
+        with tf.Graph().as_default():
+            signals = [_done_queue(i).enqueue(self.task_index) for i in range(self.num_ps)]
+            with tf.Session(self.master, config=self._config) as sess:
+                sess.run(signals)
+        log.info('worker %d finished', self.task_index)
+
+
+class VariablePlacement:
+    """A worker's device function: variables round robin over the parameter servers, every
+    other op on the worker (its CPU, unless an inner `tf.device` says otherwise).
+
+    It serves as `ps_device` wherever the towers take one (`assign_to_device`,
+    `build_towers`, `Replicated.train_op`), and as the scope of everything built outside the
+    towers: `with tf.device(setup.ps_device)`.
+    """
+
+    def __init__(self, num_ps, worker_device):
+        self._num_ps = num_ps
+        self._ps_tasks = {}
+        self._setter = tf.train.replica_device_setter(
+            ps_tasks=num_ps, ps_device='/job:%s' % PS_JOB, worker_device=worker_device,
+            ps_ops=sorted(PS_OPS), ps_strategy=self._ps_task)
+
+    def _ps_task(self, op):
+        # A variable built in the towers inside a `tf.device(placement)` scope passes through
+        # this function twice (the towers' device function, then the scope); choosing by name
+        # keeps the round robin from counting it twice.
+        return self._ps_tasks.setdefault(op.name, len(self._ps_tasks) % self._num_ps)
+
+    def __call__(self, op):
+        return self._setter(op)
+
+    def __str__(self):
+        return '/job:%s (%d task(s), round robin)' % (PS_JOB, self._num_ps)
+
+
+class CloseSessionOnStopHook(tf.train.SessionRunHook):
+    """Closes the session as soon as its coordinator is asked to stop.
+
+    The SyncReplicas chief's queue runner waits in the gradient accumulators for the next
+    step's gradients; after the last step none come, so `MonitoredSession.close` would wait
+    its 120 s grace period for the thread, and the thread would then die of a CancelledError
+    reported as a failure. Closing the session the moment the stop is requested (after every
+    hook's `end`, so after the last checkpoint) cancels that wait at once, and since the stop
+    was already requested the coordinator does not count the cancellation as an error.
+    """
+
+    def after_create_session(self, session, coord):
+        closer = threading.Thread(target=self._close_on_stop, args=(session, coord),
+                                  name='close_session_on_stop', daemon=True)
+        coord.register_thread(closer)
+        closer.start()
+
+    @staticmethod
+    def _close_on_stop(session, coord):
+        coord.wait_for_stop()
+        session.close()
