@@ -90,7 +90,7 @@ def _in_memory_batch(global_batch, device):
             'images', [global_batch, size, size, 3], initializer=tf.random_normal_initializer())
         labels = tf.get_local_variable(
             'labels', [global_batch], dtype=tf.int32,
-            initializer=tf.random_uniform_initializer(0, cifar10.NUM_CLASSES, dtype=tf.int32))
+            initializer=tf.random_uniform_initializer(0, cifar10.NUM_CLASSES))
     return images, labels
 
 
@@ -159,14 +159,16 @@ class _Runner:
 
 
 def train_flops_per_example(batch_size):
-    """FLOPs of the model's training step per example, and of its forward pass alone."""
+    """FLOPs per example of the model's training step (the computation of the gradients of
+    the variables) and of its forward pass alone (the loss)."""
     with tf.Graph().as_default():
         images = tf.zeros([batch_size, cifar10.IMAGE_SIZE, cifar10.IMAGE_SIZE, 3])
         labels = tf.zeros([batch_size], tf.int32)
-        train_op = cifar10.build_train_graph(images, labels, ['/cpu:0'],
-                                             batch_size=batch_size).train_op
-        return (benchmark.count_flops(train_op) / batch_size,
-                benchmark.count_flops(train_op, exclude_scope='gradients') / batch_size)
+        replicated = cifar10.build_train_graph(images, labels, ['/cpu:0'],
+                                               batch_size=batch_size).replicated
+        gradients = [grad for grad, _ in replicated.grads['total']]
+        return (benchmark.count_flops(gradients) / batch_size,
+                benchmark.count_flops(replicated.tower_losses) / batch_size)
 
 
 def main(argv):

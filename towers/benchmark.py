@@ -112,33 +112,33 @@ _FLOPS = {
 }
 
 
-def _ops_run_for(fetches):
-    """Every op a session runs for `fetches`: their inputs and control inputs, transitively."""
-    pending = [getattr(f, 'op', f) for f in tf.nest.flatten(fetches)]
+def _ops_computing(tensors):
+    """The ops whose outputs `tensors` are computed from, following data edges only.
+
+    Control edges order ops or gate them (`compute_gradients` makes each gradient wait for
+    all gradients of the same op, the images' too) without feeding a value; TensorFlow's
+    graph optimiser prunes gated results that no op reads, so they cost nothing.
+    """
+    pending = [t.op for t in tf.nest.flatten(tensors)]
     seen = set()
     while pending:
         op = pending.pop()
         if op not in seen:
             seen.add(op)
             pending.extend(t.op for t in op.inputs)
-            pending.extend(op.control_inputs)
     return seen
 
 
-def count_flops(fetches, exclude_scope=None):
-    """The FLOPs of the convolutions and matrix products that one run of `fetches` executes.
+def count_flops(tensors):
+    """The FLOPs of the convolutions and matrix products that computing `tensors` takes.
 
     Counted: `Conv2D`, `Conv2DBackpropInput`, `Conv2DBackpropFilter` and `MatMul`, one
-    multiply-add as two FLOPs, among the ops `fetches` depend on: ops of the graph that no
-    fetch needs are not run, so not counted.
-    Not counted: element-wise ops, pooling, normalisation, the loss and the update, which in a
-    convolutional network are a few percent of the work.
+    multiply-add as two FLOPs, among the ops the values of `tensors` are computed from. Not
+    counted: element-wise ops, pooling, normalisation, the loss and the update.
 
     Args:
-      fetches: an op or tensor, or a nested structure of them, e.g. a train op (forward and
-        backward passes) or logits (forward pass).
-      exclude_scope: None, or a name: ops with `<exclude_scope>/` in their names are left out
-        (e.g. 'gradients' leaves the forward pass of a train op).
+      tensors: a tensor or nested structure of tensors: a loss for the forward pass, the
+        gradients of the variables for a training step (forward and backward passes).
 
     Returns:
       The number of FLOPs.
@@ -146,8 +146,7 @@ def count_flops(fetches, exclude_scope=None):
     Raises:
       TowersError: a counted op has a shape that is not static.
     """
-    return sum(_FLOPS[op.type](op) for op in _ops_run_for(fetches)
-               if op.type in _FLOPS and not (exclude_scope and exclude_scope + '/' in op.name))
+    return sum(_FLOPS[op.type](op) for op in _ops_computing(tensors) if op.type in _FLOPS)
 
 
 def mirrored_train_op(tower_fn, inputs, optimizer, global_step=None, ps_device='/cpu:0'):
