@@ -237,16 +237,19 @@ class ParameterServer:
             done = _done_queue(self.task_index).dequeue()
             with tf.Session(server.target, config=config) as sess:
                 # A run blocked in TensorFlow does not see Ctrl-C; waiting for it from another
-                # thread keeps the main thread free to take the interrupt. Closing the session
-                # then cancels the blocked run.
+                # thread keeps the main thread free to take the interrupt.
                 waiter = threading.Thread(target=self._wait_for_workers, args=(sess, done),
-                                          name='ps_wait_for_workers', daemon=True)
+                                          name='ps_wait_for_workers')
                 waiter.start()
                 try:
                     waiter.join()
                 except KeyboardInterrupt:
                     log.warning('ps %d interrupted before all workers finished',
                                 self.task_index)
+                    # Closing the session cancels the blocked run; the thread must have left
+                    # TensorFlow before the interpreter shuts down, or the process aborts.
+                    sess.close()
+                    waiter.join()
                     return cli.EXIT_INTERRUPTED
         log.info('ps %d: all %d worker(s) finished', self.task_index, self.num_workers)
         return 0
