@@ -124,8 +124,6 @@ def main(argv):
                                _task_argv(args.command, args.num_gpus, flags),
                                exits, output_lock))
     deadline = None if args.timeout is None else time.monotonic() + args.timeout
-    # Terminating the launcher terminates the cluster, so that no process is left behind.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         return _wait(tasks, exits, deadline, args.exit_grace, output_lock)
     except KeyboardInterrupt:
@@ -170,4 +168,7 @@ def _wait(tasks, exits, deadline, exit_grace, output_lock):
 
 
 if __name__ == '__main__':
+    # Terminating the launcher terminates the cluster (main's `finally`), so that no process
+    # is left behind.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     cli.run(main)
