@@ -10,15 +10,24 @@ EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
 
 
-def positive_int(text):
-    """argparse type: an integer >= 1."""
+def _int_at_least(text, minimum):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError('expected a number >= 1, got %d' % value)
+    if value < minimum:
+        raise argparse.ArgumentTypeError('expected a number >= %d, got %d' % (minimum, value))
     return value
+
+
+def positive_int(text):
+    """argparse type: an integer >= 1."""
+    return _int_at_least(text, 1)
+
+
+def non_negative_int(text):
+    """argparse type: an integer >= 0."""
+    return _int_at_least(text, 0)
 
 
 def positive_float(text):

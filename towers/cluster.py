@@ -65,17 +65,6 @@ def _boolean(text):
     raise argparse.ArgumentTypeError('expected true or false, got %r' % text)
 
 
-def _task_index(text):
-    """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
-    if value < 0:
-        raise argparse.ArgumentTypeError('expected a number >= 0, got %d' % value)
-    return value
-
-
 def add_cluster_flags(parser):
     """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
     --sync_replicas (and --nosync_replicas)."""
@@ -84,7 +73,7 @@ def add_cluster_flags(parser):
                    'in this process alone.')
     group.add_argument('--job_name', choices=[PS_JOB, WORKER_JOB],
                        help='This process is a parameter server (ps) or a worker.')
-    group.add_argument('--task_index', type=_task_index, default=0,
+    group.add_argument('--task_index', type=cli.non_negative_int, default=0,
                        help='Index of this process in its job (worker 0 is the chief).')
     group.add_argument('--ps_hosts', type=_host_list, default=[],
                        help='Comma-separated host:port of the parameter servers.')
