@@ -14,7 +14,7 @@ original and this project unchanged:
 `inference` and `loss` are the tutorial's single-device functions; `tower_fn` is the model as
 `towers.build_towers` calls it; `build_train_graph` assembles the whole multi-tower training
 graph (schedule, optimizer, moving averages, summaries) for every caller that trains this model;
-`evaluation` and `moving_average_saver` are the evaluation's graph and restorer.
+`evaluation` and `variables_to_restore` are the evaluation's graph and what it restores.
 
 The variables take the dtype of the images: float16 images (`--use_fp16`) give float16 weights.
 """
@@ -50,16 +50,13 @@ def _activation_summary(x):
     tf.summary.scalar(tensor_name + '/sparsity', tf.nn.zero_fraction(x))
 
 
-def _variable(name, shape, initializer, dtype):
-    return tf.get_variable(name, shape, initializer=initializer, dtype=dtype)
-
-
 def _variable_with_weight_decay(name, shape, stddev, wd, dtype):
     """A truncated-normal variable whose L2 norm times `wd` joins the `losses` collection.
 
     The decay term is made in the caller's name scope on every call, so each tower counts it.
     """
-    var = _variable(name, shape, tf.truncated_normal_initializer(stddev=stddev), dtype)
+    var = tf.get_variable(name, shape, dtype,
+                          initializer=tf.truncated_normal_initializer(stddev=stddev))
     if wd is not None:
         weight_decay = tf.multiply(tf.nn.l2_loss(var), wd, name='weight_loss')
         tf.add_to_collection(LOSSES, weight_decay)
@@ -71,7 +68,8 @@ def _conv_relu(inputs, name, shape, bias):
         kernel = _variable_with_weight_decay('weights', shape, stddev=5e-2, wd=None,
                                              dtype=inputs.dtype)
         conv = tf.nn.conv2d(inputs, kernel, [1, 1, 1, 1], padding='SAME')
-        biases = _variable('biases', shape[-1:], tf.constant_initializer(bias), inputs.dtype)
+        biases = tf.get_variable('biases', shape[-1:], inputs.dtype,
+                                 initializer=tf.constant_initializer(bias))
         output = tf.nn.relu(tf.nn.bias_add(conv, biases), name=scope.name)
         _activation_summary(output)
     return output
@@ -81,7 +79,8 @@ def _fully_connected(inputs, name, units, stddev, wd, bias, activation):
     with tf.variable_scope(name) as scope:
         weights = _variable_with_weight_decay('weights', [inputs.shape.as_list()[1], units],
                                               stddev=stddev, wd=wd, dtype=inputs.dtype)
-        biases = _variable('biases', [units], tf.constant_initializer(bias), inputs.dtype)
+        biases = tf.get_variable('biases', [units], inputs.dtype,
+                                 initializer=tf.constant_initializer(bias))
         output = activation(tf.matmul(inputs, weights) + biases, name=scope.name)
         _activation_summary(output)
     return output
@@ -254,8 +253,13 @@ def evaluation(images, labels):
     return logits, in_top_1
 
 
-def moving_average_saver():
-    """A saver that restores each trainable variable from its moving average, as the tutorial's
-    evaluation does; call it after `evaluation` has made the variables."""
-    averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY)
-    return tf.train.Saver(averages.variables_to_restore())
+def variables_to_restore():
+    """What the tutorial's evaluation restores: each trainable variable from its moving average.
+
+    Call it after `evaluation` has made the variables.
+
+    Returns:
+      A dict for `tf.train.Saver`: checkpoint name ('conv1/weights/ExponentialMovingAverage',
+      ...) -> the variable of the evaluation graph that takes its value.
+    """
+    return tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY).variables_to_restore()

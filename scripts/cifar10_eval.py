@@ -48,8 +48,16 @@ def _parse_args(argv):
     return parser.parse_args(argv)
 
 
-def eval_once(args, saver, summary_writer, in_top_1, summary_op):
+def eval_once(args, saver, restored_names, summary_writer, in_top_1, summary_op):
     """Evaluates the newest checkpoint once.
+
+    Args:
+      args: the parsed flags.
+      saver: restores the moving averages into the model.
+      restored_names: the checkpoint names `saver` reads, and 'global_step'.
+      summary_writer: where the summaries go.
+      in_top_1: [batch] bool, from `cifar10.evaluation`.
+      summary_op: the evaluation graph's summaries.
 
     Returns:
       The precision @ 1, or None when `--checkpoint_dir` has no checkpoint yet.
@@ -57,14 +65,15 @@ def eval_once(args, saver, summary_writer, in_top_1, summary_op):
     checkpoint = tf.train.latest_checkpoint(args.checkpoint_dir)
     if checkpoint is None:
         return None
-    global_step = int(checkpoint.rsplit('-', 1)[-1])
+    stored = tf.train.NewCheckpointReader(checkpoint).get_variable_to_shape_map()
+    missing = sorted(set(restored_names) - set(stored))
+    if missing:
+        raise towers.TowersError(
+            'checkpoint %s is not one of the CIFAR-10 model: it lacks %s'
+            % (checkpoint, ', '.join(missing)))
+    global_step = int(tf.train.load_variable(checkpoint, 'global_step'))
     with tf.Session() as sess:
-        try:
-            saver.restore(sess, checkpoint)
-        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
-            raise towers.TowersError(
-                'checkpoint %s does not hold the CIFAR-10 model\'s moving averages: %s'
-                % (checkpoint, err.message.split('\n')[0]))
+        saver.restore(sess, checkpoint)
         num_iter = int(math.ceil(args.num_examples / args.batch_size))
         true_count = 0
         for _ in range(num_iter):
@@ -89,11 +98,13 @@ def main(argv):
         images, labels = cifar10_input.inputs(args.eval_data == 'test', batches_dir,
                                               args.batch_size, use_fp16=args.use_fp16)
         _, in_top_1 = cifar10.evaluation(images, labels)
-        saver = cifar10.moving_average_saver()
+        to_restore = cifar10.variables_to_restore()
+        saver = tf.train.Saver(to_restore)
         summary_op = tf.summary.merge_all()
         summary_writer = tf.summary.FileWriter(args.eval_dir, graph)
         while True:
-            precision = eval_once(args, saver, summary_writer, in_top_1, summary_op)
+            precision = eval_once(args, saver, list(to_restore) + ['global_step'],
+                                  summary_writer, in_top_1, summary_op)
             if precision is None:
                 if args.run_once:
                     raise towers.TowersError(

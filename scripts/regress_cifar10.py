@@ -191,7 +191,7 @@ def replay_evaluation(checkpoint, steps, batch_size, seed):
         images = tf.placeholder(tf.float32, (batch_size,) + recipe.IMAGE_SHAPE)
         labels = tf.placeholder(tf.int32, [batch_size])
         logits, in_top_1 = cifar10.evaluation(images, labels)
-        saver = cifar10.moving_average_saver()
+        saver = tf.train.Saver(cifar10.variables_to_restore())
         true_count, abs_logit_sums = 0, []
         with tf.Session(config=setup.config) as sess:
             saver.restore(sess, checkpoint)

@@ -171,7 +171,7 @@ def test_original_checkpoint_restores_into_the_training_graph():
 def test_evaluation_restores_moving_averages_into_the_weights():
     images = tf.placeholder(tf.float32, [3, 24, 24, 3])
     cifar10.evaluation(images, tf.constant([1, 2, 3]))
-    saver = cifar10.moving_average_saver()
+    saver = tf.train.Saver(cifar10.variables_to_restore())
     reader = tf.train.NewCheckpointReader(ORIGINAL_CHECKPOINT)
     with tf.Session() as sess:
         saver.restore(sess, ORIGINAL_CHECKPOINT)

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from models import cifar10_synthetic
+from towers.compat import tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d '
@@ -74,6 +75,19 @@ def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):
     assert result.returncode == 1
     assert 'error: --checkpoint_dir %s does not exist' % missing in result.stderr
     assert 'Traceback' not in result.stderr
+
+
+def test_evaluating_a_checkpoint_of_another_model_is_an_error_naming_what_it_lacks(
+        data_dir, tmp_path):
+    tf.get_variable('other_model/weights', [2])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        prefix = tf.train.Saver().save(sess, str(tmp_path / 'model.ckpt'), global_step=5)
+    result = run_script('cifar10_eval.py', '--checkpoint_dir', str(tmp_path), '--data_dir',
+                        data_dir, '--run_once')
+    assert result.returncode == 1
+    assert ('error: checkpoint %s is not one of the CIFAR-10 model: it lacks '
+            'conv1/biases/ExponentialMovingAverage' % prefix) in result.stderr
 
 
 def test_training_on_a_truncated_data_file_is_an_error_naming_it(tmp_path):
