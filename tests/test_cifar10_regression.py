@@ -1,4 +1,4 @@
-"""The project reproduces the original CIFAR-10 tutorial's golden figures (scripts/regress_cifar10.py)."""
+"""The project reproduces the original CIFAR-10 tutorial's golden figures (regress_cifar10.py)."""
 import json
 import os
 import subprocess
