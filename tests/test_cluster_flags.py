@@ -29,6 +29,7 @@ def test_no_cluster_flags_give_a_single_process_with_single_process_behaviour():
     assert (role.task_index, role.num_workers, role.replicas_to_aggregate) == (0, 1, 1)
     optimizer = tf.train.GradientDescentOptimizer(0.1)
     assert role.wrap_optimizer(optimizer) is optimizer
+    assert role.once_per_step([optimizer]) == [optimizer]
     assert role.configure_devices(2, physical_gpus=0).tower_devices == ['/cpu:0', '/cpu:1']
 
 
@@ -53,6 +54,15 @@ def test_updates_are_synchronous_unless_turned_off(flags, sync):
     worker = role_of(*cluster.task_flags(PS, WORKERS, 'worker', 0) + flags)
     assert worker.sync == sync
     assert worker.replicas_to_aggregate == (2 if sync else 1)
+
+
+@pytest.mark.parametrize('flags, runs_them', [
+    (cluster.task_flags(PS, WORKERS, 'worker', 0), [True]),
+    (cluster.task_flags(PS, WORKERS, 'worker', 1), []),
+    (cluster.task_flags(PS, WORKERS, 'worker', 1) + ['--nosync_replicas'], [True])])
+def test_once_per_step_ops_run_on_each_async_worker_but_on_the_sync_chief_alone(flags,
+                                                                               runs_them):
+    assert role_of(*flags).once_per_step([True]) == runs_them
 
 
 @pytest.mark.parametrize('argv, message', [

@@ -192,6 +192,11 @@ class SingleProcess:
         """Returns `optimizer` itself."""
         return optimizer
 
+    @staticmethod
+    def once_per_step(ops):
+        """Returns `ops`: one process makes every update."""
+        return list(ops)
+
     def finish(self):
         """Nothing to tell anyone."""
 
@@ -328,12 +333,23 @@ class Worker:
         Returns:
           With `sync`, a `tf.train.SyncReplicasOptimizer` around `optimizer` that waits for
           the gradients of every worker and applies their mean once per step; else `optimizer`.
+          A SyncReplicasOptimizer makes one train op (one `apply_gradients`), and `hooks`
+          serve the last one made: build only the train op that `towers.train` runs.
         """
         if self.sync:
             self._optimizer = tf.train.SyncReplicasOptimizer(
                 optimizer, replicas_to_aggregate=self.num_workers,
                 total_num_replicas=self.num_workers)
         return optimizer if self._optimizer is None else self._optimizer
+
+    def once_per_step(self, ops):
+        """Returns which of `ops`, ops that must run once per global step (e.g. the moving
+        averages of the weights), belong in this worker's train op.
+
+        Asynchronous workers each make their own updates, so each runs them. Synchronous
+        workers all run every step, so only the chief does.
+        """
+        return list(ops) if self.is_chief or not self.sync else []
 
     @property
     def hooks(self):

@@ -150,7 +150,8 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
       optimizer: a `tf.train.Optimizer`; its `compute_gradients` runs in each tower.
       objectives: dict name -> `Objective`; the default is one objective 'total' (the tower's
         total loss over every trainable variable). Several objectives share one set of towers.
-      ps_device: where variables live and gradients are averaged.
+      ps_device: where variables live and gradients are averaged: a device string, or a
+        device function (a cluster worker's `VariablePlacement`).
 
     Returns:
       A `Replicated`.
