@@ -1,0 +1,240 @@
+"""KolektorSDD as it ships, read for SegDecNet.
+
+The data set is one folder per item (`kos01` .. `kos50`), each holding grayscale images
+`Part0.jpg` .. `Part7.jpg` (about 500x1250) and masks `Part0_label.bmp` .. (non-zero = defect).
+`load_split` reads the items of one side of a split, resizes every image to the network's input,
+and turns each mask into the 1/8-resolution pixel labels (dilated first, as the paper's
+`dilate=5`) and an image label (any defect pixel). `training_inputs` streams the training
+images to the towers with positive and negative images alternating, as the paper trains.
+"""
+import collections
+import os
+import re
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+from models.segdec import OUTPUT_STRIDE
+from towers.compat import tf
+from towers.errors import TowersError
+
+PART_PATTERN = re.compile(r'^Part(\d+)\.jpg$')
+LABEL_SUFFIX = '_label.bmp'
+# Side of the square the masks are dilated with before downsampling; 1 turns dilation off.
+DILATE = 5
+# The common split puts the first 30 of the 50 sorted items into training.
+COMMON_TRAIN_FRACTION = 0.6
+SPLITS = ('common', 'fold1', 'fold2', 'fold3')
+SUBSETS = ('train', 'test')
+
+KolektorSplit = collections.namedtuple(
+    'KolektorSplit', ['images', 'pixel_labels', 'labels', 'names'])
+KolektorSplit.__doc__ = """The images of one side of a split, at the network's input size.
+
+Attributes:
+  images: [n, H, W] uint8, grayscale.
+  pixel_labels: [n, H/8, W/8] uint8 in {0, 1}.
+  labels: [n] int32, 1 for an image with a defect.
+  names: n strings '<item>/<part>', e.g. 'kos01/Part3'.
+"""
+
+
+def item_folders(data_dir):
+    """The sorted names of the item folders under `data_dir`.
+
+    Raises:
+      TowersError: `data_dir` is missing or holds no folder.
+    """
+    if not os.path.isdir(data_dir):
+        raise TowersError('--data_dir %s is not a directory; expected KolektorSDD: folders '
+                          'kos01..kos50 with Part0.jpg, Part0_label.bmp, ...' % data_dir)
+    items = sorted(name for name in os.listdir(data_dir)
+                   if os.path.isdir(os.path.join(data_dir, name)))
+    if not items:
+        raise TowersError('%s holds no item folders; expected KolektorSDD: folders kos01..kos50 '
+                          'with Part0.jpg, Part0_label.bmp, ...' % data_dir)
+    return items
+
+
+def split_items(items, split='common'):
+    """Divides sorted item folders into training and test items.
+
+    Args:
+      items: item folder names, sorted.
+      split: 'common' (the first 60% train: the common 30/20 split of KolektorSDD's 50 items)
+        or 'fold1'..'fold3' (the paper's 3-fold cross validation by item: fold k tests on the
+        k-th of three contiguous thirds and trains on the other two).
+
+    Returns:
+      (train_items, test_items).
+    """
+    if split == 'common':
+        num_train = int(round(COMMON_TRAIN_FRACTION * len(items)))
+        return list(items[:num_train]), list(items[num_train:])
+    if split not in SPLITS:
+        raise TowersError('unknown split %r; expected one of %s' % (split, ', '.join(SPLITS)))
+    folds = np.array_split(np.arange(len(items)), 3)
+    test = set(folds[int(split[-1]) - 1])
+    return ([item for i, item in enumerate(items) if i not in test],
+            [item for i, item in enumerate(items) if i in test])
+
+
+def _open_grayscale(path, what):
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return image.convert('L')
+    except FileNotFoundError:
+        raise TowersError('%s is missing: %s' % (what, path))
+    except (OSError, ValueError, SyntaxError) as err:
+        raise TowersError('cannot read %s %s: %s' % (what, path, err))
+
+
+def read_part(image_path, height, width, dilate=DILATE):
+    """Reads one image and its mask `<PartN>_label.bmp` at the network's input size.
+
+    Args:
+      image_path: path of 'PartN.jpg'.
+      height, width: input size, multiples of 8.
+      dilate: side of the square the mask is dilated with at input size (1: none).
+
+    Returns:
+      image: [height, width] uint8.
+      pixel_labels: [height/8, width/8] uint8, 1 where any pixel of the 8x8 cell is defect.
+      label: 1 when the full-size mask has any defect pixel, else 0.
+
+    Raises:
+      TowersError: an unreadable image or mask, or a mask whose size differs from the image's.
+    """
+    label_path = image_path[:-len('.jpg')] + LABEL_SUFFIX
+    image = _open_grayscale(image_path, 'image')
+    mask = _open_grayscale(label_path, 'mask')
+    if mask.size != image.size:
+        raise TowersError('mask %s is %dx%d but its image %s is %dx%d (width x height)'
+                          % ((label_path,) + mask.size + (image_path,) + image.size))
+    binary = Image.fromarray(np.where(np.asarray(mask) > 0, 255, 0).astype(np.uint8))
+    # A box filter keeps every defect pixel, however thin, when the mask shrinks.
+    small = binary.resize((width, height), Image.BOX)
+    if dilate > 1:
+        small = small.filter(ImageFilter.MaxFilter(dilate))
+    cells = (np.asarray(small) > 0).reshape(height // OUTPUT_STRIDE, OUTPUT_STRIDE,
+                                            width // OUTPUT_STRIDE, OUTPUT_STRIDE)
+    pixel_labels = cells.max(axis=(1, 3)).astype(np.uint8)
+    resized = np.asarray(image.resize((width, height), Image.BILINEAR), np.uint8)
+    return resized, pixel_labels, int(np.asarray(binary).any())
+
+
+def _item_parts(data_dir, item):
+    folder = os.path.join(data_dir, item)
+    parts = sorted((int(m.group(1)), name) for name in os.listdir(folder)
+                   for m in [PART_PATTERN.match(name)] if m)
+    if not parts:
+        raise TowersError('item folder %s holds no images; expected Part0.jpg, Part1.jpg, ... '
+                          'each with its PartN_label.bmp' % folder)
+    return [os.path.join(folder, name) for _, name in parts]
+
+
+def load_split(data_dir, subset, height, width, split='common', dilate=DILATE):
+    """Reads one side of a split of KolektorSDD.
+
+    Args:
+      data_dir: the folder holding the item folders.
+      subset: 'train' or 'test'.
+      height, width: the network's input size, multiples of 8.
+      split: see `split_items`.
+      dilate: see `read_part`.
+
+    Returns:
+      A `KolektorSplit`, items in sorted order and parts by number.
+    """
+    if subset not in SUBSETS:
+        raise TowersError('unknown subset %r; expected train or test' % subset)
+    if dilate < 1 or dilate % 2 == 0:
+        raise TowersError('the dilation must be an odd number of pixels, got %d' % dilate)
+    if height % OUTPUT_STRIDE or width % OUTPUT_STRIDE:
+        raise TowersError('the input size %dx%d must be a multiple of %d in both directions'
+                          % (height, width, OUTPUT_STRIDE))
+    train_items, test_items = split_items(item_folders(data_dir), split)
+    items = train_items if subset == 'train' else test_items
+    if not items:
+        raise TowersError('the %s split of %s leaves no %s items' % (split, data_dir, subset))
+    images, pixel_labels, labels, names = [], [], [], []
+    for item in items:
+        for path in _item_parts(data_dir, item):
+            image, pixels, label = read_part(path, height, width, dilate)
+            images.append(image)
+            pixel_labels.append(pixels)
+            labels.append(label)
+            names.append('%s/%s' % (item, os.path.basename(path)[:-len('.jpg')]))
+    return KolektorSplit(np.stack(images), np.stack(pixel_labels),
+                         np.array(labels, np.int32), names)
+
+
+def alternating_order(labels, num_towers, batch_size, seed=0):
+    """Yields image indices forever, one global batch after another.
+
+    Each tower's stream alternates positive and negative images, as the paper trains with one
+    image per step; neighbouring towers are out of phase, so with an even number of towers
+    half of every step's images are defective and tower 0 (whose batch-norm statistics are
+    kept) sees both kinds. Positives and negatives are each reshuffled at every pass, so the
+    rarer positives repeat more often.
+
+    Args:
+      labels: [n] image labels.
+      num_towers, batch_size: the global batch is num_towers * batch_size indices, tower by
+        tower.
+      seed: for the shuffles.
+
+    Yields:
+      int indices into `labels`.
+
+    Raises:
+      TowersError: the images are all positive or all negative.
+    """
+    labels = np.asarray(labels)
+    pools = [np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)]
+    if not all(len(pool) for pool in pools):
+        raise TowersError('the training images must include both defective and defect-free '
+                          'images to alternate them; got %d defective of %d'
+                          % (len(pools[0]), len(labels)))
+    rng = np.random.RandomState(seed)
+    queues = [[], []]
+    step = 0
+    while True:
+        for tower in range(num_towers):
+            for position in range(batch_size):
+                kind = (step * batch_size + position + tower) % 2
+                if not queues[kind]:
+                    queues[kind] = list(rng.permutation(pools[kind]))
+                yield int(queues[kind].pop())
+        step += 1
+
+
+def training_inputs(data, num_towers, batch_size, seed=0):
+    """The global batches of `alternating_order` as tensors.
+
+    Args:
+      data: a `KolektorSplit`.
+      num_towers, batch_size: global batch = num_towers * batch_size, tower i's shard
+        contiguous.
+      seed: for the order.
+
+    Returns:
+      images: [B, H, W, 1] float32 in [0, 1].
+      pixel_labels: [B, H/8, W/8, 1] float32 in {0, 1}.
+      labels: [B] int32.
+    """
+    height, width = data.images.shape[1:]
+
+    def examples():
+        for index in alternating_order(data.labels, num_towers, batch_size, seed):
+            yield (data.images[index, :, :, None].astype(np.float32) / 255.0,
+                   data.pixel_labels[index, :, :, None].astype(np.float32),
+                   data.labels[index])
+
+    dataset = tf.data.Dataset.from_generator(examples, output_signature=(
+        tf.TensorSpec([height, width, 1], tf.float32),
+        tf.TensorSpec([height // OUTPUT_STRIDE, width // OUTPUT_STRIDE, 1], tf.float32),
+        tf.TensorSpec([], tf.int32)))
+    dataset = dataset.batch(num_towers * batch_size, drop_remainder=True).prefetch(2)
+    return tf.data.make_one_shot_iterator(dataset).get_next()

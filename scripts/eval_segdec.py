@@ -1,0 +1,116 @@
+"""Evaluates a SegDecNet checkpoint on the test split of KolektorSDD.
+
+    python scripts/eval_segdec.py --train_dir /tmp/segdec_train --image_height 320 \
+        --image_width 128 --out_dir /tmp/segdec_eval
+
+Restores the newest checkpoint of --train_dir, runs the network with batch norm in test mode
+(moving statistics) on one device, and writes to --out_dir: results.json (average precision,
+false positives/negatives at the best-F threshold, accuracy/precision/recall at 0.5, and each
+image's score), pr_curve.png, and panels/<item>_<part>.png [image | true mask | predicted mask].
+"""
+import argparse
+import logging
+import os
+
+import numpy as np
+
+from models import kolektor_input, kolektor_synthetic, segdec, segdec_eval
+from towers import TowersError, cli, configure_devices
+from towers.compat import tf
+
+log = logging.getLogger('segdec')
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--train_dir', default='/tmp/segdec_train',
+                        help='Where training wrote its checkpoints; the newest is evaluated.')
+    parser.add_argument('--checkpoint_path', default=None,
+                        help='A checkpoint prefix to evaluate instead of the newest.')
+    parser.add_argument('--out_dir', default='/tmp/segdec_eval',
+                        help='Where results.json and the PNGs go.')
+    parser.add_argument('--data_dir', default=None,
+                        help='KolektorSDD (folders kos01..kos50). Default: the generated set '
+                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
+    parser.add_argument('--subset', choices=kolektor_input.SUBSETS, default='test')
+    parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common')
+    parser.add_argument('--dilate', type=cli.positive_int, default=kolektor_input.DILATE,
+                        help='Dilation of the true masks shown in the panels.')
+    parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower')
+    parser.add_argument('--image_height', type=cli.positive_int, default=None)
+    parser.add_argument('--image_width', type=cli.positive_int, default=None)
+    parser.add_argument('--batch_size', type=cli.positive_int, default=8,
+                        help='Images per run; results do not depend on it (test mode).')
+    return parser.parse_args(argv)
+
+
+def predict(net, checkpoint, images, batch_size, config):
+    """Runs `net` in test mode from `checkpoint` on uint8 images [n, H, W].
+
+    Returns:
+      scores [n] and masks [n, H/8, W/8].
+    """
+    height, width = images.shape[1:]
+    inputs = tf.placeholder(tf.float32, [None, height, width, 1], name='images')
+    outputs = net(inputs, is_training=False)
+    saver = tf.train.Saver(tf.global_variables())
+    scores, masks = [], []
+    with tf.Session(config=config) as sess:
+        saver.restore(sess, checkpoint)
+        for start in range(0, len(images), batch_size):
+            chunk = images[start:start + batch_size, :, :, None].astype(np.float32) / 255.0
+            score, mask = sess.run([outputs['score'], outputs['mask']], {inputs: chunk})
+            scores.append(score)
+            masks.append(mask[..., 0])
+    return np.concatenate(scores), np.concatenate(masks)
+
+
+def main(argv):
+    args = parse_args(argv)
+    variant = segdec.VARIANTS[args.variant]
+    height = args.image_height or variant.image_height
+    width = args.image_width or variant.image_width
+    checkpoint = args.checkpoint_path or tf.train.latest_checkpoint(args.train_dir)
+    if not checkpoint:
+        raise TowersError('no checkpoint in --train_dir %s; train first with '
+                          'scripts/train_segdec.py --train_dir %s' % (args.train_dir,
+                                                                      args.train_dir))
+    data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
+    data = kolektor_input.load_split(data_dir, args.subset, height, width, args.split,
+                                     args.dilate)
+    if data.labels.all() or not data.labels.any():
+        raise TowersError('the %s images of %s must include both defective and defect-free '
+                          'ones for average precision' % (args.subset, data_dir))
+    setup = configure_devices(1)
+    scores, masks = predict(segdec.SegDecNet(args.variant), checkpoint, data.images,
+                            args.batch_size, setup.config)
+
+    results = segdec_eval.detection_metrics(data.labels, scores)
+    results.update(checkpoint=os.path.abspath(checkpoint), data_dir=os.path.abspath(data_dir),
+                   subset=args.subset, split=args.split, image_height=height,
+                   image_width=width, variant=args.variant,
+                   images=[{'name': name, 'label': int(label), 'score': float(score)}
+                           for name, label, score in zip(data.names, data.labels, scores)])
+    panels_dir = os.path.join(args.out_dir, 'panels')
+    os.makedirs(panels_dir, exist_ok=True)
+    for name, image, truth, mask, label, score in zip(data.names, data.images,
+                                                      data.pixel_labels, masks, data.labels,
+                                                      scores):
+        segdec_eval.write_panel(os.path.join(panels_dir, name.replace('/', '_') + '.png'),
+                                image, truth, mask,
+                                '%s defect=%d score=%.3f' % (name, label, score))
+    segdec_eval.write_pr_curve(os.path.join(args.out_dir, 'pr_curve.png'), data.labels,
+                               scores, 'SegDecNet, %s split (%s): AP %.3f'
+                               % (args.split, args.subset, results['average_precision']))
+    segdec_eval.write_json(os.path.join(args.out_dir, 'results.json'), results)
+    print('%s: AP %.4f, %d false positives and %d false negatives at the best-F threshold '
+          '%.3f, accuracy %.3f at 0.5 (%d images, %d defective)'
+          % (os.path.basename(checkpoint), results['average_precision'],
+             results['false_positives'], results['false_negatives'],
+             results['best_f_threshold'], results['accuracy_at_0.5'], results['num_images'],
+             results['num_defective']))
+    return 0
+
+
+if __name__ == '__main__':
+    cli.run(main)

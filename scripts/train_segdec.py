@@ -1,0 +1,129 @@
+"""Trains SegDecNet on KolektorSDD with synchronous multi-GPU towers.
+
+    python scripts/train_segdec.py --num_gpus 2 --image_height 320 --image_width 128 \
+        --train_dir /tmp/segdec_train
+
+By default both of the paper's stages run in one command: the segmentation net on the pixel
+loss, then the decision net on the class loss with the segmentation net frozen. Without
+--data_dir a generated data set in KolektorSDD's layout is used (and written on first use).
+"""
+import argparse
+import logging
+import math
+
+from models import kolektor_input, kolektor_synthetic, segdec
+from towers import cli, configure_devices, train
+from towers.compat import tf
+
+log = logging.getLogger('segdec')
+
+TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
+# Epochs of each stage by default: enough for the generated set at 320x128 (see README), where
+# one epoch is as many images as the training split holds.
+SEGMENT_EPOCHS = 2.5
+DECISION_EPOCHS = 1.0
+LEARN_RATE = 0.05
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    cli.add_device_flags(parser)
+    parser.add_argument('--data_dir', default=None,
+                        help='KolektorSDD (folders kos01..kos50). Default: the generated set '
+                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
+    parser.add_argument('--train_dir', default='/tmp/segdec_train',
+                        help='Checkpoints and event logs; training resumes from the newest '
+                             'checkpoint here.')
+    parser.add_argument('--batch_size', type=cli.positive_int, default=1,
+                        help='Images per tower and step (the paper: 1).')
+    parser.add_argument('--learn_rate', type=cli.positive_float, default=LEARN_RATE,
+                        help='Learning rate of plain gradient descent, both stages.')
+    parser.add_argument('--train_mode', choices=TRAIN_MODES, default='two_stage',
+                        help='two_stage: segment, then decision (segmentation frozen); or one '
+                             'train op only.')
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument('--epochs', type=cli.positive_float, default=None,
+                        help='Length of the (first) stage in epochs, an epoch being as many '
+                             'images as the training split holds (default %s for segment and '
+                             'total, %s for decision).' % (SEGMENT_EPOCHS, DECISION_EPOCHS))
+    length.add_argument('--max_steps', type=cli.positive_int, default=None,
+                        help='Length of the (first) stage in steps.')
+    second = parser.add_mutually_exclusive_group()
+    second.add_argument('--decision_epochs', type=cli.positive_float, default=DECISION_EPOCHS,
+                        help='two_stage: length of the decision stage in epochs.')
+    second.add_argument('--decision_steps', type=cli.positive_int, default=None,
+                        help='two_stage: length of the decision stage in steps.')
+    parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower',
+                        help='tower: two-class softmax head (the TF1 multi-GPU version); '
+                             'paper: one sigmoid logit.')
+    parser.add_argument('--image_height', type=cli.positive_int, default=None,
+                        help='Input height, a multiple of %d (default: the variant\'s, 1280 or '
+                             '1408).' % segdec.SIZE_MULTIPLE)
+    parser.add_argument('--image_width', type=cli.positive_int, default=None,
+                        help='Input width, a multiple of %d (default 512).' % segdec.SIZE_MULTIPLE)
+    parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common',
+                        help='common: the first 30 of 50 items train; fold1..3: the paper\'s '
+                             '3-fold split by item.')
+    parser.add_argument('--dilate', type=cli.positive_int, default=kolektor_input.DILATE,
+                        help='Odd side of the square that dilates the masks (1: none).')
+    parser.add_argument('--seed', type=int, default=0, help='Order of the training images.')
+    parser.add_argument('--save_checkpoint_steps', type=cli.positive_int, default=200)
+    return parser.parse_args(argv)
+
+
+def stage_steps(args, num_images, global_batch):
+    """The (objective, steps) of each stage the flags ask for."""
+    def steps(epochs, fixed):
+        return fixed or max(1, int(math.ceil(epochs * num_images / global_batch)))
+
+    default_epochs = DECISION_EPOCHS if args.train_mode == 'decision' else SEGMENT_EPOCHS
+    first = steps(args.epochs or default_epochs, args.max_steps)
+    if args.train_mode != 'two_stage':
+        return [(args.train_mode, first)]
+    return [('segment', first), ('decision', steps(args.decision_epochs, args.decision_steps))]
+
+
+def main(argv):
+    args = parse_args(argv)
+    variant = segdec.VARIANTS[args.variant]
+    height = args.image_height or variant.image_height
+    width = args.image_width or variant.image_width
+    setup = configure_devices(args.num_gpus, args.log_device_placement,
+                              intra_op_threads=args.intra_op_threads,
+                              inter_op_threads=args.inter_op_threads)
+    data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
+    data = kolektor_input.load_split(data_dir, 'train', height, width, args.split, args.dilate)
+    log.info('training on %d images of %s (%d defective), %dx%d',
+             len(data.labels), data_dir, data.labels.sum(), height, width)
+    global_batch = args.batch_size * args.num_gpus
+    stages = stage_steps(args, len(data.labels), global_batch)
+
+    end_step = 0
+    for objective, steps in stages:
+        end_step += steps
+        log.info('stage %s: until global step %d (%d steps of %d images)',
+                 objective, end_step, steps, global_batch)
+        # Each stage has its own graph: training the decision net alone freezes the
+        # segmentation net, batch norm included (see models/segdec.py).
+        with tf.Graph().as_default():
+            net = segdec.SegDecNet(args.variant, frozen_segment=objective == 'decision')
+            with tf.device(setup.ps_device):
+                batch = kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
+                                                       args.seed)
+            graph = segdec.build_train_graph(net, batch, setup.tower_devices, args.learn_rate,
+                                             setup.ps_device)
+            result = train(graph.train_ops[objective], graph.losses[objective],
+                           graph.global_step, args.train_dir, end_step, global_batch,
+                           num_towers=args.num_gpus, config=setup.config,
+                           save_checkpoint_steps=args.save_checkpoint_steps)
+        if result.timing['steps']:
+            log.info('stage %s: %d steps in %.1f s, median %.3f s/step (%.1f images/s)',
+                     objective, result.timing['steps'], result.timing['total_sec'],
+                     result.timing['median_step_sec'], result.timing['examples_per_sec'])
+        if result.interrupted:
+            return cli.EXIT_INTERRUPTED
+    return 0
+
+
+if __name__ == '__main__':
+    cli.run(main)
