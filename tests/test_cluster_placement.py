@@ -29,14 +29,18 @@ def two_layer_tower(shard):
 
 
 def build(placement, optimizer=None):
-    """Builds the towers inside `tf.device(placement)`, as a script does; returns the train op."""
+    """Builds the towers the way a script may: all of the graph in `tf.device(placement)`."""
     with tf.device(placement):
         global_step = tf.train.get_or_create_global_step()
         inputs = tf.constant(np.ones([4, 5], np.float32))
         optimizer = optimizer or tf.train.GradientDescentOptimizer(0.1)
-    replicated = towers.build_towers(two_layer_tower, inputs, TOWER_DEVICES, optimizer,
-                                     ps_device=placement)
-    return replicated.train_op('total', global_step)
+        replicated = towers.build_towers(two_layer_tower, inputs, TOWER_DEVICES, optimizer,
+                                         ps_device=placement)
+        return replicated.train_op('total', global_step)
+
+
+def canonical(device):
+    return tf.DeviceSpec.from_string(device).to_string()
 
 
 def devices_of(op_type):
@@ -55,7 +59,8 @@ def test_variables_go_round_robin_over_the_parameter_servers():
 def test_tower_ops_run_on_the_workers_tower_devices():
     build(cluster.VariablePlacement(2, WORKER))
     matmuls = devices_of('MatMul')
-    assert [matmuls['tower_%d/hidden/MatMul' % i] for i in (0, 1)] == TOWER_DEVICES
+    assert [canonical(matmuls['tower_%d/hidden/MatMul' % i]) for i in (0, 1)] == [
+        canonical(device) for device in TOWER_DEVICES]
 
 
 def test_input_split_and_gradient_averaging_run_on_the_worker():
@@ -70,7 +75,7 @@ def test_assign_to_device_asks_a_device_function_for_each_variable():
     assert device_fn(tf.NodeDef(op='Conv2D')) == '/gpu:0'
 
 
-def test_sync_replicas_keeps_its_queues_on_the_parameter_servers_and_each_local_step_on_its_worker():
+def test_sync_replicas_queues_live_on_the_parameter_servers_and_each_local_step_on_its_worker():
     worker = cluster.Worker(SPEC, 1, sync=True)
     optimizer = worker.wrap_optimizer(tf.train.GradientDescentOptimizer(0.1))
     assert isinstance(optimizer, tf.train.SyncReplicasOptimizer)

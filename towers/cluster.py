@@ -232,8 +232,9 @@ class ParameterServer:
             with tf.Session(server.target, config=config) as sess:
                 # A run blocked in TensorFlow does not see Ctrl-C; waiting for it from another
                 # thread keeps the main thread free to take the interrupt.
-                waiter = threading.Thread(target=self._wait_for_workers, args=(sess, done),
-                                          name='ps_wait_for_workers')
+                errors = []
+                waiter = threading.Thread(target=self._wait_for_workers,
+                                          args=(sess, done, errors), name='ps_wait_for_workers')
                 waiter.start()
                 try:
                     waiter.join()
@@ -245,16 +246,20 @@ class ParameterServer:
                     sess.close()
                     waiter.join()
                     return cli.EXIT_INTERRUPTED
+        if errors:
+            raise errors[0]
         log.info('ps %d: all %d worker(s) finished', self.task_index, self.num_workers)
         return 0
 
-    def _wait_for_workers(self, sess, done):
+    def _wait_for_workers(self, sess, done, errors):
         finished = set()
         try:
             while len(finished) < self.num_workers:
                 finished.add(int(sess.run(done)))
         except tf.errors.CancelledError:
-            return
+            pass  # the main thread closed the session after Ctrl-C
+        except tf.errors.OpError as err:
+            errors.append(err)
 
 
 class Worker:
