@@ -128,6 +128,11 @@ class _Runner:
                                         intra_op_threads=self._args.intra_op_threads,
                                         inter_op_threads=self._args.inter_op_threads)
 
+    def device_kind(self):
+        if self._physical_gpus:
+            return '%d GPUs' % self._physical_gpus
+        return 'virtual CPU devices sharing %d cores' % os.cpu_count()
+
     def _parallel_devices(self, devices):
         return min(devices, self._physical_gpus) if self._physical_gpus else 1
 
@@ -185,7 +190,7 @@ def main(argv):
     most = counts[-1]
     runner.measure('input_only', '(d) input pipeline alone', most, most, runner.real_input,
                    None)
-    runner.measure('in_memory_step', '    towers, data in memory', most, most,
+    runner.measure('in_memory_step', '(e) towers, data in memory', most, most,
                    _in_memory_batch, _towers_step)
     runner.measure('end_to_end', '(e) towers, real input', most, most, runner.real_input,
                    _towers_step)
@@ -200,8 +205,8 @@ def main(argv):
     print(benchmark.format_targets(benchmark.targets(runner.rows, matmul_rate, train_flops)))
     if args.chart:
         os.makedirs(os.path.dirname(os.path.abspath(args.chart)), exist_ok=True)
-        benchmark.save_chart(runner.rows, args.chart, 'CIFAR-10, %d images per tower; %s'
-                             % (args.batch_size, runner.setup(most).description.split(';')[0]))
+        benchmark.save_chart(runner.rows, args.chart, 'CIFAR-10 training, %d images per tower\n'
+                             'on %s' % (args.batch_size, runner.device_kind()))
         print('chart: %s' % args.chart)
     if args.json:
         with open(args.json, 'w') as f:
