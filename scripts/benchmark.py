@@ -14,8 +14,9 @@ With a per-tower batch of `--batch_size` (128) and device counts 1, 2, 4 (powers
   (e) `end_to_end`: the towers' step on that input, beside `in_memory_step`, the same step on
       data already in memory.
 
-(a)-(c) train on random images held in memory, so that they time the step alone; every step is
-the tutorial's: gradient descent plus the moving averages of the weights. The machine's float32
+(a)-(c) train on random images held in host memory, so that they time the step alone; every
+step is the tutorial's: gradient descent plus the moving averages of the weights, the variables
+on `--ps_device` for (a) and (b). The machine's float32
 matmul rate is measured in the same process, and the model's FLOPs per training example are
 counted from the convolutions and matmuls of its training graph. Each figure is the median of
 repeated blocks of steps after a warm-up; the table gives each one's ratio to (a) at the same
@@ -39,6 +40,9 @@ def _parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     cli.add_device_flags(parser)
     parser.set_defaults(num_gpus=4)
+    parser.add_argument('--ps_device', default='/cpu:0',
+                        help='Where the variables live and the towers\' gradients are averaged '
+                             '(e.g. /gpu:0 on a multi-GPU machine).')
     parser.add_argument('--batch_size', type=cli.positive_int, default=cifar10.BATCH_SIZE,
                         help='Images per tower; the single device takes N times as many.')
     parser.add_argument('--data_dir', default='/tmp/cifar10_data',
@@ -82,10 +86,14 @@ def device_counts(num_gpus):
     return counts + [num_gpus] if num_gpus > 1 else counts
 
 
-def _in_memory_batch(global_batch, device):
+# Where every input lives, in memory or read from files: the host, as in training.
+INPUT_DEVICE = '/cpu:0'
+
+
+def _in_memory_batch(global_batch):
     """Random images [global_batch, 24, 24, 3] and labels held in local variables."""
     size = cifar10.IMAGE_SIZE
-    with tf.device(device), tf.variable_scope('in_memory'):
+    with tf.device(INPUT_DEVICE), tf.variable_scope('in_memory'):
         images = tf.get_local_variable(
             'images', [global_batch, size, size, 3], initializer=tf.random_normal_initializer())
         labels = tf.get_local_variable(
@@ -125,6 +133,7 @@ class _Runner:
 
     def setup(self, devices):
         return towers.configure_devices(devices, self._args.log_device_placement,
+                                        ps_device=self._args.ps_device,
                                         intra_op_threads=self._args.intra_op_threads,
                                         inter_op_threads=self._args.inter_op_threads)
 
@@ -136,31 +145,40 @@ class _Runner:
     def _parallel_devices(self, devices):
         return min(devices, self._physical_gpus) if self._physical_gpus else 1
 
-    def measure(self, key, label, devices, towers_, input_fn, step_fn):
-        """Measures `step_fn(*input_fn(global_batch, ps_device), setup, batch_size)` on
-        `towers_` devices (global batch: `devices` towers), or the input alone without
-        `step_fn`."""
-        batch_size = self._args.batch_size * devices // towers_
-        setup = self.setup(towers_)
+    def measure(self, key, label, devices, num_towers, input_fn, step_fn):
+        """Measures one configuration and adds its `Row`.
+
+        Args:
+          key, label: of the row.
+          devices: the global batch is `devices` times `--batch_size`.
+          num_towers: the devices it runs on; each takes an equal share of the global batch.
+          input_fn: global batch -> (images, labels).
+          step_fn: (images, labels, DeviceSetup, per-tower batch) -> the op of one step, or
+            None to time the input alone.
+        """
+        global_batch = self._args.batch_size * devices
+        setup = self.setup(num_towers)
         with tf.Graph().as_default():
-            batch = input_fn(batch_size * towers_, setup.ps_device)
-            fetches = step_fn(*batch, setup, batch_size) if step_fn else tf.group(*batch)
-            throughput = benchmark.measure_throughput(fetches, batch_size * towers_,
-                                                      setup.config, self._plan)
-        row = benchmark.Row(key, label, devices, batch_size * towers_,
-                            self._parallel_devices(towers_) if step_fn else 0, throughput)
-        print('%s, %d devices, batch %d: %.1f images/sec' % (label, devices, row.global_batch,
+            batch = input_fn(global_batch)
+            fetches = (step_fn(*batch, setup, global_batch // num_towers) if step_fn
+                       else tf.group(*batch))
+            throughput = benchmark.measure_throughput(fetches, global_batch, setup.config,
+                                                      self._plan)
+        row = benchmark.Row(key, label, devices, global_batch,
+                            self._parallel_devices(num_towers) if step_fn else 0, throughput)
+        print('%s, %d devices, batch %d: %.1f images/sec' % (label, devices, global_batch,
                                                             throughput.examples_per_sec),
               flush=True)
         self.rows.append(row)
 
-    def real_input(self, global_batch, device):
-        with tf.device(device):
+    def real_input(self, global_batch):
+        with tf.device(INPUT_DEVICE):
             return cifar10_input.distorted_inputs(self._batches_dir, global_batch)
 
     def matmul_flops(self):
-        return benchmark.matmul_flops(self.setup(1).config, self._plan, self._args.matmul_size,
-                                      self.setup(1).tower_devices[0])
+        setup = self.setup(1)
+        return benchmark.matmul_flops(setup.config, self._plan, self._args.matmul_size,
+                                      setup.tower_devices[0])
 
 
 def train_flops_per_example(batch_size):
