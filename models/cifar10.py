@@ -187,7 +187,7 @@ Attributes:
 
 
 def build_train_graph(images, labels, devices, ps_device='/cpu:0', batch_size=BATCH_SIZE,
-                      num_towers=None, optimizer_wrapper=None):
+                      num_towers=None, optimizer_wrapper=None, once_per_step=list):
     """Builds the tutorial's training step on one tower per device.
 
     Plain gradient descent with the learning rate 0.1 decayed by 0.1 every 350 epochs
@@ -206,6 +206,9 @@ def build_train_graph(images, labels, devices, ps_device='/cpu:0', batch_size=BA
         default (a cluster counts the towers of every worker).
       optimizer_wrapper: None, or a function from the `GradientDescentOptimizer` to the
         optimizer that should compute and apply the gradients (e.g. `SyncReplicasOptimizer`).
+      once_per_step: a function from the ops that must run once per global step (the moving
+        averages) to those this process's train op runs; all of them by default (a synchronous
+        cluster keeps them on the chief).
 
     Returns:
       A `TrainGraph`.
@@ -232,7 +235,7 @@ def build_train_graph(images, labels, devices, ps_device='/cpu:0', batch_size=BA
             summaries.append(tf.summary.histogram(var.op.name, var))
         variable_averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
         averages_op = variable_averages.apply(tf.trainable_variables())
-        train_op = replicated.train_op('total', global_step, extra_ops=[averages_op])
+        train_op = replicated.train_op('total', global_step, extra_ops=once_per_step([averages_op]))
     return TrainGraph(train_op, replicated.tower_losses[-1], global_step, learning_rate,
                       replicated, variable_averages, tf.summary.merge(summaries))
 

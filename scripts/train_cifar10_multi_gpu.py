@@ -8,14 +8,15 @@ The input is the real CIFAR-10 from `--data_dir` (extracted or downloaded as the
 or, where there is none, a generated CIFAR-10-format data set, which the log says.
 
 Unlike the original, an existing `--train_dir` is not deleted: training resumes from its newest
-checkpoint.
+checkpoint. With `--job_name`, `--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of
+a cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.py`).
 """
 import argparse
 import logging
 
 import towers
 from models import cifar10, cifar10_input, cifar10_synthetic
-from towers import cli
+from towers import cli, cluster
 from towers.compat import tf
 
 log = logging.getLogger('towers')
@@ -34,32 +35,42 @@ def _parse_args(argv):
     parser.add_argument('--use_fp16', action='store_true',
                         help='Train the model using fp16.')
     cli.add_device_flags(parser)
+    cluster.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = _parse_args(argv)
-    setup = towers.configure_devices(args.num_gpus, args.log_device_placement,
-                                     intra_op_threads=args.intra_op_threads,
-                                     inter_op_threads=args.inter_op_threads)
+    role = cluster.from_flags(args)
+    if role.is_ps:
+        return role.serve()
+    setup = role.configure_devices(args.num_gpus, args.log_device_placement,
+                                   intra_op_threads=args.intra_op_threads,
+                                   inter_op_threads=args.inter_op_threads)
     batches_dir = cifar10_synthetic.locate_or_generate(args.data_dir)
     global_batch = args.batch_size * args.num_gpus
     with tf.Graph().as_default():
         with tf.device(setup.ps_device):
             images, labels = cifar10_input.distorted_inputs(batches_dir, global_batch,
                                                             use_fp16=args.use_fp16)
-        graph = cifar10.build_train_graph(images, labels, setup.tower_devices, setup.ps_device,
-                                          batch_size=args.batch_size)
+        graph = cifar10.build_train_graph(
+            images, labels, setup.tower_devices, setup.ps_device, batch_size=args.batch_size,
+            num_towers=args.num_gpus * role.replicas_to_aggregate,
+            optimizer_wrapper=role.wrap_optimizer, once_per_step=role.once_per_step)
         result = towers.train(graph.train_op, graph.loss, graph.global_step, args.train_dir,
                               args.max_steps, examples_per_step=global_batch,
                               num_towers=args.num_gpus, config=setup.config,
-                              summary_op=graph.summary_op)
+                              summary_op=graph.summary_op, master=role.master,
+                              is_chief=role.is_chief, hooks=role.hooks)
     timing = result.timing
     if timing['steps']:
         log.info('%d steps in %.1f s: median %.3f s/step, %.1f examples/sec on %d tower(s)',
                  timing['steps'], timing['total_sec'], timing['median_step_sec'],
                  timing['examples_per_sec'], args.num_gpus)
-    return cli.EXIT_INTERRUPTED if result.interrupted else 0
+    if result.interrupted:
+        return cli.EXIT_INTERRUPTED
+    role.finish()
+    return 0
 
 
 if __name__ == '__main__':
