@@ -16,11 +16,11 @@ With a per-tower batch of `--batch_size` (128) and device counts 1, 2, 4 (powers
 
 (a)-(c) train on random images held in host memory, so that they time the step alone; every
 step is the tutorial's: gradient descent plus the moving averages of the weights, the variables
-on `--ps_device` for (a) and (b). The machine's float32
-matmul rate is measured in the same process, and the model's FLOPs per training example are
-counted from the convolutions and matmuls of its training graph. Each figure is the median of
-repeated blocks of steps after a warm-up; the table gives each one's ratio to (a) at the same
-global batch, and the targets of the towers. The input is CIFAR-10 in `--data_dir`, or a
+on `--ps_device` for (a) and (b). The machine's float32 matmul rate is measured in the same
+process, and the model's FLOPs per training example are counted from the convolutions and
+matmuls of its training graph. Each figure is the median of repeated blocks of steps after a
+warm-up; the table gives each one's ratio to (a) at the same global batch, and the targets of
+the towers. The input is CIFAR-10 in `--data_dir`, or a
 generated set in its format (throughput does not depend on the pixels); nothing is downloaded.
 """
 import argparse
@@ -194,6 +194,10 @@ def train_flops_per_example(batch_size):
                 benchmark.count_flops(replicated.tower_losses) / batch_size)
 
 
+def _make_parent_dir(path):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+
+
 def main(argv):
     args = _parse_args(argv)
     batches_dir = cifar10_synthetic.locate_or_generate(args.data_dir, download=False)
@@ -222,11 +226,12 @@ def main(argv):
     print()
     print(benchmark.format_targets(benchmark.targets(runner.rows, matmul_rate, train_flops)))
     if args.chart:
-        os.makedirs(os.path.dirname(os.path.abspath(args.chart)), exist_ok=True)
+        _make_parent_dir(args.chart)
         benchmark.save_chart(runner.rows, args.chart, 'CIFAR-10 training, %d images per tower\n'
                              'on %s' % (args.batch_size, runner.device_kind()))
         print('chart: %s' % args.chart)
     if args.json:
+        _make_parent_dir(args.json)
         with open(args.json, 'w') as f:
             json.dump(benchmark.results_json(runner.rows, matmul_rate, train_flops), f,
                       indent=2, sort_keys=True)

@@ -101,8 +101,7 @@ def _matmul_flops(op):
 
 # The ops that hold a network's multiply-adds, and their FLOPs. A convolution's forward pass,
 # its gradient for the input and its gradient for the kernel each take one multiply-add per
-# kernel weight per output position; TensorFlow builds the input gradient only where the
-# input needs one (not for the images).
+# kernel weight per output position.
 _FLOPS = {
     'Conv2D': lambda op: _conv_flops(op, op.outputs[0], op.inputs[1].shape.as_list()),
     'Conv2DBackpropInput': lambda op: _conv_flops(op, op.inputs[2], op.inputs[1].shape.as_list()),
@@ -214,7 +213,8 @@ Row.__doc__ = """One measured configuration.
 Attributes:
   key: a name of `PER_DEVICE_COUNT` or `SINGLE_FIGURES`.
   label: how the table names it.
-  devices: number of devices (towers, replicas) it ran on.
+  devices: the device count it stands for: the global batch is that many towers' batches
+    (which the single device runs as one).
   global_batch: examples per step.
   parallel_devices: physical devices computing at once (1 for virtual CPU devices, which share
     the machine's cores), for the fraction of the matmul rate; 0 where no model runs.
@@ -307,8 +307,10 @@ def targets(rows, matmul_rate, train_flops_per_example):
 
 
 def format_targets(target_list):
+    """One line per `Target`: its value, its threshold, and whether it is met."""
     return '\n'.join('%-44s %6.2f (target >= %.2f) %s'
-                     % (t.name, t.value, t.threshold, 'met' if t.value >= t.threshold else 'MISSED')
+                     % (t.name, t.value, t.threshold,
+                        'met' if t.value >= t.threshold else 'MISSED')
                      for t in target_list)
 
 
