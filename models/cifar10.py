@@ -91,8 +91,41 @@ def _max_pool(inputs, name):
                           name=name)
 
 
+# Local response normalisation of the tutorial: depth_radius 4, bias 1, alpha 0.001/9, beta 0.75.
+LRN_DEPTH_RADIUS = 4
+LRN_BIAS = 1.0
+LRN_ALPHA = 0.001 / 9.0
+LRN_BETA = 0.75
+
+# Layers that normalise rather than compute features: a FLOP count of the model leaves them out.
+NORMALIZATION_SCOPES = ('norm1', 'norm2')
+
+
 def _lrn(inputs, name):
-    return tf.nn.lrn(inputs, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75, name=name)
+    """`tf.nn.lrn` with the tutorial's constants, computed through a matrix product.
+
+    The sum of squares over each channel's window of 2*4+1 channels is a product with a banded
+    [C, C] matrix of ones. It equals `tf.nn.lrn` to float rounding (1e-7 relative), and its
+    gradient is built from matmuls, which run three times faster than TensorFlow's CPU LRNGrad
+    kernel (that kernel alone took a quarter of the training step; see README, Throughput).
+    Since LRN_BETA is 3/4, (bias + alpha * s)^-beta is rsqrt(t) * sqrt(rsqrt(t)).
+
+    Args:
+      inputs: [batch, height, width, C] activations.
+      name: the layer's name scope.
+
+    Returns:
+      [batch, height, width, C], each value divided by (bias + alpha * window sum)^beta.
+    """
+    with tf.name_scope(name):
+        channels = inputs.shape.as_list()[-1]
+        index = np.arange(channels)
+        window = np.abs(index[:, None] - index[None, :]) <= LRN_DEPTH_RADIUS
+        squares = tf.reshape(tf.square(inputs), [-1, channels])
+        sums = tf.reshape(tf.matmul(squares, tf.constant(window, dtype=inputs.dtype)),
+                          tf.shape(inputs))
+        inverse_root = tf.math.rsqrt(LRN_BIAS + LRN_ALPHA * sums)
+        return inputs * inverse_root * tf.sqrt(inverse_root)
 
 
 def inference(images):

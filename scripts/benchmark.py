@@ -190,8 +190,9 @@ def train_flops_per_example(batch_size):
         replicated = cifar10.build_train_graph(images, labels, ['/cpu:0'],
                                                batch_size=batch_size).replicated
         gradients = [grad for grad, _ in replicated.grads['total']]
-        return (benchmark.count_flops(gradients) / batch_size,
-                benchmark.count_flops(replicated.tower_losses) / batch_size)
+        skip = cifar10.NORMALIZATION_SCOPES
+        return (benchmark.count_flops(gradients, skip) / batch_size,
+                benchmark.count_flops(replicated.tower_losses, skip) / batch_size)
 
 
 def _make_parent_dir(path):

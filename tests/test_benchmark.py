@@ -90,6 +90,27 @@ def test_flops_of_a_matmul_read_the_inner_dimension_through_a_transpose():
     assert benchmark.count_flops(tf.matmul(a, b, transpose_a=True)) == 2 * 5 * 3 * 7
 
 
+def test_flops_in_skipped_scopes_are_left_out_with_their_gradients():
+    weights = tf.get_variable('weights', [5, 3])
+    with tf.name_scope('norm'):
+        normalised = tf.matmul(tf.zeros([7, 5]), tf.ones([5, 5]))
+    (grad, _), = tf.train.GradientDescentOptimizer(0.1).compute_gradients(
+        tf.reduce_sum(tf.matmul(normalised, weights)), [weights])
+    # The weights' gradient is normalised^T times ones: one [5, 7] x [7, 3] product.
+    assert benchmark.count_flops(grad, skip_scopes=['norm']) == 2 * 5 * 7 * 3
+    assert benchmark.count_flops(grad) == 2 * 5 * 7 * 3 + 2 * 7 * 5 * 5
+
+
+def test_cifar10_training_flops_per_example_count_its_convolutions_and_local_layers():
+    forward = 2 * (24 * 24 * 64 * 5 * 5 * 3 + 12 * 12 * 64 * 5 * 5 * 64
+                   + 2304 * 384 + 384 * 192 + 192 * 10)
+    # conv1's input gradient (towards the images) is not needed for training.
+    backward = 2 * forward - 2 * 24 * 24 * 64 * 5 * 5 * 3
+    train, inference = load_script().train_flops_per_example(4)
+    assert inference == forward
+    assert train == forward + backward
+
+
 def test_counting_flops_of_a_dynamic_batch_names_the_op():
     images = tf.placeholder(tf.float32, [None, 8, 8, 3])
     conv = tf.nn.conv2d(images, tf.zeros([3, 3, 3, 4]), [1, 1, 1, 1], 'SAME', name='dynamic')

@@ -55,6 +55,19 @@ def test_float16_images_make_float16_weights_and_averages():
     assert set(dtypes.values()) == {tf.float16}
 
 
+def test_local_response_normalisation_equals_tensorflows_lrn_and_its_gradient():
+    activations = tf.constant(3 * np.random.RandomState(0).standard_normal(
+        [4, 6, 6, 64]).astype(np.float32))
+    ours = cifar10._lrn(activations, 'norm')
+    reference = tf.nn.lrn(activations, depth_radius=4, bias=1.0, alpha=0.001 / 9.0, beta=0.75)
+    ours_grad, = tf.gradients(tf.reduce_sum(tf.square(ours)), [activations])
+    reference_grad, = tf.gradients(tf.reduce_sum(tf.square(reference)), [activations])
+    with tf.Session() as sess:
+        values = sess.run([ours, reference, ours_grad, reference_grad])
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values[2], values[3], rtol=1e-5, atol=1e-6)
+
+
 def test_inference_maps_images_to_ten_logits():
     logits = cifar10.inference(tf.zeros([5, 24, 24, 3]))
     assert logits.shape.as_list() == [5, cifar10.NUM_CLASSES]

@@ -128,7 +128,7 @@ def _ops_computing(tensors):
     return seen
 
 
-def count_flops(tensors):
+def count_flops(tensors, skip_scopes=()):
     """The FLOPs of the convolutions and matrix products that computing `tensors` takes.
 
     Counted: `Conv2D`, `Conv2DBackpropInput`, `Conv2DBackpropFilter` and `MatMul`, one
@@ -138,6 +138,8 @@ def count_flops(tensors):
     Args:
       tensors: a tensor or nested structure of tensors: a loss for the forward pass, the
         gradients of the variables for a training step (forward and backward passes).
+      skip_scopes: name scopes whose ops are not counted wherever they occur in an op's name
+        (e.g. a normalisation layer built from matmuls, and its gradient).
 
     Returns:
       The number of FLOPs.
@@ -145,7 +147,9 @@ def count_flops(tensors):
     Raises:
       TowersError: a counted op has a shape that is not static.
     """
-    return sum(_FLOPS[op.type](op) for op in _ops_computing(tensors) if op.type in _FLOPS)
+    skip = set(skip_scopes)
+    return sum(_FLOPS[op.type](op) for op in _ops_computing(tensors)
+               if op.type in _FLOPS and not skip.intersection(op.name.split('/')[:-1]))
 
 
 def mirrored_train_op(tower_fn, inputs, optimizer, global_step=None, ps_device='/cpu:0'):
