@@ -23,6 +23,7 @@ TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
 SEGMENT_EPOCHS = 2.5
 DECISION_EPOCHS = 1.0
 LEARN_RATE = 0.05
+DECISION_BATCH_SIZE = 2
 
 
 def parse_args(argv):
@@ -35,7 +36,13 @@ def parse_args(argv):
                         help='Checkpoints and event logs; training resumes from the newest '
                              'checkpoint here.')
     parser.add_argument('--batch_size', type=cli.positive_int, default=1,
-                        help='Images per tower and step (the paper: 1).')
+                        help='Images per tower and step of the segment and total train ops '
+                             '(the paper: 1).')
+    parser.add_argument('--decision_batch_size', type=cli.positive_int,
+                        default=DECISION_BATCH_SIZE,
+                        help='Images per tower and step of the decision train op: one '
+                             'defective and one clean image, so that batch norm normalises '
+                             'with statistics close to those it uses at test time.')
     parser.add_argument('--learn_rate', type=cli.positive_float, default=LEARN_RATE,
                         help='Learning rate of plain gradient descent, both stages.')
     parser.add_argument('--train_mode', choices=TRAIN_MODES, default='two_stage',
@@ -71,16 +78,19 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def stage_steps(args, num_images, global_batch):
-    """The (objective, steps) of each stage the flags ask for."""
-    def steps(epochs, fixed):
-        return fixed or max(1, int(math.ceil(epochs * num_images / global_batch)))
+def stages(args, num_images):
+    """(objective, steps, images per tower) of each stage the flags ask for."""
+    def stage(objective, epochs, fixed_steps):
+        batch_size = args.decision_batch_size if objective == 'decision' else args.batch_size
+        global_batch = batch_size * args.num_gpus
+        steps = fixed_steps or max(1, int(math.ceil(epochs * num_images / global_batch)))
+        return objective, steps, batch_size
 
+    if args.train_mode == 'two_stage':
+        return [stage('segment', args.epochs or SEGMENT_EPOCHS, args.max_steps),
+                stage('decision', args.decision_epochs, args.decision_steps)]
     default_epochs = DECISION_EPOCHS if args.train_mode == 'decision' else SEGMENT_EPOCHS
-    first = steps(args.epochs or default_epochs, args.max_steps)
-    if args.train_mode != 'two_stage':
-        return [(args.train_mode, first)]
-    return [('segment', first), ('decision', steps(args.decision_epochs, args.decision_steps))]
+    return [stage(args.train_mode, args.epochs or default_epochs, args.max_steps)]
 
 
 def main(argv):
@@ -95,12 +105,10 @@ def main(argv):
     data = kolektor_input.load_split(data_dir, 'train', height, width, args.split, args.dilate)
     log.info('training on %d images of %s (%d defective), %dx%d',
              len(data.labels), data_dir, data.labels.sum(), height, width)
-    global_batch = args.batch_size * args.num_gpus
-    stages = stage_steps(args, len(data.labels), global_batch)
-
     end_step = 0
-    for objective, steps in stages:
+    for objective, steps, batch_size in stages(args, len(data.labels)):
         end_step += steps
+        global_batch = batch_size * args.num_gpus
         log.info('stage %s: until global step %d (%d steps of %d images)',
                  objective, end_step, steps, global_batch)
         # Each stage has its own graph: training the decision net alone freezes the
@@ -108,7 +116,7 @@ def main(argv):
         with tf.Graph().as_default():
             net = segdec.SegDecNet(args.variant, frozen_segment=objective == 'decision')
             with tf.device(setup.ps_device):
-                batch = kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
+                batch = kolektor_input.training_inputs(data, args.num_gpus, batch_size,
                                                        args.seed)
             graph = segdec.build_train_graph(net, batch, setup.tower_devices, args.learn_rate,
                                              setup.ps_device)
