@@ -1,0 +1,96 @@
+"""Specification of the SegDecNet command lines: regression, training and evaluation."""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+from models import kolektor_synthetic, segdec_regression
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN = os.path.join(ROOT, 'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
+
+
+def _script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', name)] + list(args),
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def _golden_run(key):
+    with open(GOLDEN) as f:
+        return json.load(f)['runs'][key]
+
+
+def test_regression_script_reproduces_the_golden_figures_of_the_original():
+    result = _script('regress_segdec.py', '--golden', GOLDEN)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'OK: all 290 figures within tolerance' in result.stdout
+
+
+def test_comparison_flags_a_gradient_norm_beyond_one_percent():
+    golden = _golden_run('1')
+    measured = copy.deepcopy(golden)
+    norms = measured['train_ops']['segment']['step0_averaged_grad_l2_norms']
+    norms['segment/conv3/weights'] *= 1.011
+    failed = [d for d in segdec_regression.compare_run('1', golden, measured)
+              if d.error > d.tolerance]
+    assert [d.what for d in failed] == ['segment: step-0 grad norm of segment/conv3/weights']
+
+
+def test_comparison_flags_a_variable_of_another_shape_and_one_op_too_many():
+    golden = _golden_run('2')
+    measured = copy.deepcopy(golden)
+    measured['global_variables']['decision/fully_connected/biases'] = [1]
+    measured['train_ops']['decision']['step0_averaged_grad_l2_norms'][
+        'segment/conv1/weights'] = 1.0
+    failed = [d.what for d in segdec_regression.compare_run('2', golden, measured)
+              if d.error > d.tolerance]
+    assert failed == ['shape of variable decision/fully_connected/biases',
+                      'decision: variables it updates']
+
+
+def test_regression_script_exits_non_zero_when_a_figure_is_off(tmp_path):
+    golden = json.load(open(GOLDEN))
+    run = golden['runs']['1']
+    run['train_ops']['decision']['tower_pixel_class_losses_batch0_before_update'][0][1] += 1e-3
+    golden['runs'] = {'1': run}
+    path = tmp_path / 'golden.json'
+    path.write_text(json.dumps(golden))
+    result = _script('regress_segdec.py', '--golden', str(path))
+    assert result.returncode == 1
+    assert 'FAILED: 1 of 139 figures beyond tolerance' in result.stdout
+    assert 'decision: tower 0 class batch-0 loss' in result.stdout
+
+
+def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figures(tmp_path):
+    data_dir = str(tmp_path / 'kolektor')
+    kolektor_synthetic.write_dataset(data_dir, num_items=5, parts_per_item=4, height=320,
+                                     width=128, defect_fraction=0.3)
+    train_dir, out_dir = str(tmp_path / 'train'), str(tmp_path / 'eval')
+    size = ['--image_height', '128', '--image_width', '64']
+    trained = _script('train_segdec.py', '--num_gpus', '2', '--data_dir', data_dir,
+                      '--train_dir', train_dir, '--max_steps', '3', '--decision_steps', '2',
+                      *size)
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    assert 'stage segment: until global step 3' in trained.stderr
+    assert 'stage decision: until global step 5' in trained.stderr
+    assert os.path.exists(os.path.join(train_dir, 'model.ckpt-5.index'))
+
+    evaluated = _script('eval_segdec.py', '--train_dir', train_dir, '--data_dir', data_dir,
+                        '--out_dir', out_dir, *size)
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    with open(os.path.join(out_dir, 'results.json')) as f:
+        results = json.load(f)
+    assert results['num_images'] == 8 and results['checkpoint'].endswith('model.ckpt-5')
+    assert 0 <= results['average_precision'] <= 1
+    assert results['false_positives'] + results['false_negatives'] <= 8
+    assert os.path.exists(os.path.join(out_dir, 'pr_curve.png'))
+    assert sorted(os.listdir(os.path.join(out_dir, 'panels')))[:2] == [
+        'kos04_Part0.png', 'kos04_Part1.png']
+
+
+def test_evaluation_without_a_checkpoint_says_how_to_get_one(tmp_path):
+    result = _script('eval_segdec.py', '--train_dir', str(tmp_path), '--data_dir',
+                     str(tmp_path))
+    assert result.returncode == 1
+    assert 'error: no checkpoint in --train_dir %s; train first' % tmp_path in result.stderr
