@@ -94,3 +94,15 @@ def test_evaluation_without_a_checkpoint_says_how_to_get_one(tmp_path):
                      str(tmp_path))
     assert result.returncode == 1
     assert 'error: no checkpoint in --train_dir %s; train first' % tmp_path in result.stderr
+
+
+def test_data_script_writes_a_small_generated_set_and_never_overwrites_one(tmp_path):
+    data_dir = str(tmp_path / 'kolektor')
+    made = _script('make_kolektor_data.py', '--data_dir', data_dir, '--num_items', '2',
+                   '--parts_per_item', '3', '--image_height', '160', '--image_width', '64')
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert 'wrote 6 images' in made.stdout
+    assert sorted(os.listdir(os.path.join(data_dir, 'kos02')))[:2] == ['Part0.jpg',
+                                                                       'Part0_label.bmp']
+    again = _script('make_kolektor_data.py', '--data_dir', data_dir)
+    assert again.returncode == 1 and 'exists already' in again.stderr

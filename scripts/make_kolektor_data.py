@@ -1,0 +1,52 @@
+"""Writes a generated data set in KolektorSDD's layout (kos01..kos50/Part0..7.jpg + masks).
+
+    python scripts/make_kolektor_data.py --data_dir /tmp/kolektor_synthetic
+
+train_segdec.py and eval_segdec.py write the default one themselves when --data_dir is not
+given; this script makes one elsewhere or with other settings.
+"""
+import argparse
+import os
+
+from models import kolektor_synthetic
+from towers import TowersError, cli
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--data_dir', default=kolektor_synthetic.DEFAULT_DIR,
+                        help='The folder to create; it must not exist yet.')
+    parser.add_argument('--num_items', type=cli.positive_int,
+                        default=kolektor_synthetic.NUM_ITEMS)
+    parser.add_argument('--parts_per_item', type=cli.positive_int,
+                        default=kolektor_synthetic.PARTS_PER_ITEM)
+    parser.add_argument('--image_height', type=cli.positive_int,
+                        default=kolektor_synthetic.IMAGE_HEIGHT)
+    parser.add_argument('--image_width', type=cli.positive_int,
+                        default=kolektor_synthetic.IMAGE_WIDTH)
+    parser.add_argument('--defect_fraction', type=cli.positive_float,
+                        default=kolektor_synthetic.DEFECT_FRACTION)
+    parser.add_argument('--seed', type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    if os.path.exists(args.data_dir):
+        raise TowersError('--data_dir %s exists already; remove it or choose another folder'
+                          % args.data_dir)
+    if args.image_height < 64 or args.image_width < 64:
+        raise TowersError('the generated images must be at least 64x64, got %dx%d'
+                          % (args.image_height, args.image_width))
+    if args.defect_fraction > 1:
+        raise TowersError('--defect_fraction must be at most 1, got %g' % args.defect_fraction)
+    defective = kolektor_synthetic.write_dataset(
+        args.data_dir, args.num_items, args.parts_per_item, args.image_height,
+        args.image_width, args.defect_fraction, args.seed)
+    print('wrote %d images (%d with a defect) in %d folders to %s'
+          % (args.num_items * args.parts_per_item, defective, args.num_items, args.data_dir))
+    return 0
+
+
+if __name__ == '__main__':
+    cli.run(main)
