@@ -33,6 +33,7 @@ do at test time (average precision 0.84-0.88 instead of 0.99 in trials).
 import collections
 
 from towers.compat import slim, tf
+from towers.errors import TowersError
 from towers.replicate import Objective, build_towers
 
 SEGMENT_SCOPE = 'segment'
@@ -82,7 +83,7 @@ class SegDecNet(object):
             updates) even when training, as the second stage of the paper's schedule needs.
         """
         if variant not in VARIANTS:
-            raise ValueError('unknown SegDecNet variant %r; expected one of %s'
+            raise TowersError('unknown SegDecNet variant %r; expected one of %s'
                              % (variant, sorted(VARIANTS)))
         self.variant = variant
         self.num_logits = VARIANTS[variant].num_logits
@@ -108,8 +109,9 @@ class SegDecNet(object):
         """
         height, width = images.shape.as_list()[1:3]
         if height is None or width is None or height % SIZE_MULTIPLE or width % SIZE_MULTIPLE:
-            raise ValueError('SegDecNet needs images whose height and width are multiples of '
-                             '%d, got %s' % (SIZE_MULTIPLE, images.shape))
+            raise TowersError('SegDecNet needs images whose height and width are multiples of '
+                              '%d (--image_height, --image_width), got %s'
+                              % (SIZE_MULTIPLE, images.shape))
         with self._batch_norm_scope(is_training and not self.frozen_segment):
             features, pixel_logits = _segment_net(images)
         mask = tf.sigmoid(pixel_logits, name='mask')
