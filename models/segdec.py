@@ -234,21 +234,9 @@ def build_train_graph(net, batch, devices, learning_rate, ps_device='/cpu:0'):
         optimizer = tf.train.GradientDescentOptimizer(learning_rate)
     replicated = build_towers(net.tower_fn, batch, devices, optimizer, OBJECTIVES,
                               ps_device=ps_device)
-    train_ops = {}
-    for name, objective in OBJECTIVES.items():
-        own_updates = replicated._replace(update_ops=scope_update_ops(replicated,
-                                                                      objective.scope))
-        train_ops[name] = own_updates.train_op(name, global_step)
+    train_ops = {name: replicated.train_op(name, global_step) for name in OBJECTIVES}
     last = replicated.towers[-1]
     losses = {'total': last.total_loss, 'segment': last.outputs['pixel_loss'],
               'decision': last.outputs['class_loss']}
     return TrainGraph(train_ops, losses, global_step, replicated)
 
-
-def scope_update_ops(replicated, scope):
-    """Tower 0's `UPDATE_OPS` under variable scope `scope` (all of them for None)."""
-    tower = replicated.towers[0]
-    if scope is None:
-        return list(tower.update_ops)
-    prefix = tower.name_scope + scope + '/'
-    return [op for op in tower.update_ops if op.name.startswith(prefix)]

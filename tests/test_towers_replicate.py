@@ -168,3 +168,37 @@ def test_batch_norm_moving_statistics_follow_tower_zero_only():
     # Moving variance uses the unbiased (Bessel-corrected) batch variance.
     np.testing.assert_allclose(
         variance, BN_DECAY * 1.0 + (1 - BN_DECAY) * tower0.var(axis=0, ddof=1), rtol=1e-5)
+
+
+def two_part_batch_norm_tower(shard):
+    with tf.variable_scope('a'):
+        first = slim.batch_norm(shard, decay=BN_DECAY, is_training=True, scope='bn')
+    with tf.variable_scope('b'):
+        second = slim.batch_norm(first + 1.0, decay=BN_DECAY, is_training=True, scope='bn')
+    return {'loss_a': tf.reduce_mean(tf.square(first - 1.0)),
+            'loss_b': tf.reduce_mean(tf.square(second - 1.0))}
+
+
+def test_objective_limited_to_a_scope_updates_only_that_scopes_batch_norm_statistics():
+    objectives = {'a': towers.Objective(loss='loss_a', scope='a'),
+                  'b': towers.Objective(loss='loss_b', scope='b')}
+    rows = np.random.RandomState(0).standard_normal([8, 2]).astype(np.float32) + 3.0
+
+    def add_loss(shard):
+        outputs = two_part_batch_norm_tower(shard)
+        tf.losses.add_loss(outputs['loss_a'] + outputs['loss_b'])
+        return outputs
+
+    replicated = towers.build_towers(add_loss, tf.constant(rows), cpus(2),
+                                     tf.train.GradientDescentOptimizer(0.1), objectives)
+    assert all(op.name.startswith('tower_0/a/') for op in replicated.objective_update_ops('a'))
+    assert len(replicated.objective_update_ops('a')) == 2
+    train_a = replicated.train_op('a')
+    statistics = {v.op.name: v for v in tf.global_variables() if 'moving' in v.op.name}
+    with tf.Session(config=CONFIG) as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(statistics)
+        sess.run(train_a)
+        after = sess.run(statistics)
+    changed = sorted(n for n in before if not np.array_equal(before[n], after[n]))
+    assert changed == ['a/bn/moving_mean', 'a/bn/moving_variance']

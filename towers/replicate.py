@@ -8,6 +8,8 @@ others; it then averages each objective's gradients over the towers on the param
 Batch-norm statistics: the `UPDATE_OPS` of tower 0 alone are run with each train op (as
 tf-slim's model_deploy does), so the moving mean and variance follow tower 0's shard of the
 batch. The other towers' update ops exist in the graph (in `Tower.update_ops`) but are not run.
+An objective limited to a variable scope runs only the update ops under that scope, so that
+training one part of a model leaves the statistics of the others as they are.
 """
 import collections
 import re
@@ -58,18 +60,28 @@ Attributes:
 
 class Replicated(collections.namedtuple(
         'Replicated', ['towers', 'grads', 'update_ops', 'summaries', 'optimizer',
-                       'ps_device'])):
+                       'ps_device', 'objectives'])):
     """The result of `build_towers`.
 
     Attributes:
       towers: list of `Tower`.
       grads: dict objective name -> averaged list of (gradient, variable) pairs.
-      update_ops: the `UPDATE_OPS` run with each train op (tower 0's).
+      update_ops: tower 0's `UPDATE_OPS`, those an objective over every variable runs.
       summaries: the summaries of every tower.
       optimizer: the optimizer that computed the gradients.
       ps_device: where the averaging happened and the update is applied.
+      objectives: dict objective name -> `Objective`.
     """
     __slots__ = ()
+
+    def objective_update_ops(self, objective):
+        """Tower 0's `UPDATE_OPS` that a train op of `objective` runs: those built under the
+        objective's variable scope, or all of them for an objective without scope."""
+        scope = self.objectives[objective].scope
+        if scope is None:
+            return list(self.update_ops)
+        prefix = self.towers[0].name_scope + scope.rstrip('/') + '/'
+        return [op for op in self.update_ops if op.name.startswith(prefix)]
 
     def train_op(self, objective='total', global_step=None, extra_ops=()):
         """Applies the averaged gradients of `objective` once per run.
@@ -80,13 +92,14 @@ class Replicated(collections.namedtuple(
           extra_ops: ops to group with the update (e.g. moving averages of the weights).
 
         Returns:
-          An op that applies the update after tower 0's `UPDATE_OPS` and runs `extra_ops`.
+          An op that applies the update after `objective_update_ops(objective)` and runs
+          `extra_ops`.
         """
         if objective not in self.grads:
             raise TowersError('no objective named %r; the towers were built for %s'
                               % (objective, sorted(self.grads)))
         with tf.device(self.ps_device):
-            with tf.control_dependencies(self.update_ops):
+            with tf.control_dependencies(self.objective_update_ops(objective)):
                 apply_op = self.optimizer.apply_gradients(
                     self.grads[objective], global_step=global_step)
             return tf.group(apply_op, *extra_ops, name='train_op_%s' % objective)
@@ -175,7 +188,8 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
             with tf.name_scope('average_%s' % name):
                 grads[name] = average_gradients([t.grads[name] for t in towers])
     summaries = [s for t in towers for s in t.summaries]
-    return Replicated(towers, grads, towers[0].update_ops, summaries, optimizer, ps_device)
+    return Replicated(towers, grads, towers[0].update_ops, summaries, optimizer, ps_device,
+                      objectives)
 
 
 def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
