@@ -87,7 +87,8 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
     """Writes the generated data set to `data_dir`, which must not exist yet.
 
     The set is written to a temporary folder beside `data_dir` and renamed at the end, so an
-    interrupted run leaves no half-written data set behind.
+    interrupted run leaves no half-written data set behind. When another process renames its
+    copy into place first, this one's is dropped: the same seed wrote the same images.
 
     Args:
       data_dir: the folder to create; it will hold `kos01`, `kos02`, ...
@@ -116,6 +117,11 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
                                             quality=JPEG_QUALITY)
                 Image.fromarray(mask).save(os.path.join(folder, 'Part%d_label.bmp' % part))
         os.rename(staging, data_dir)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        # Another process (a worker of the same cluster) wrote the same set first.
+        if not os.path.isdir(data_dir):
+            raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -210,8 +210,9 @@ Attributes:
 """
 
 
-def build_train_graph(net, batch, devices, learning_rate, ps_device='/cpu:0'):
-    """Builds one set of towers and the three train ops of SegDecNet on them.
+def build_train_graph(net, batch, devices, learning_rate, ps_device='/cpu:0',
+                      objectives=tuple(OBJECTIVES), optimizer_wrapper=None):
+    """Builds one set of towers and the train ops of SegDecNet on them (all three by default).
 
     Plain gradient descent, as in the paper. Each op runs, before its update, tower 0's
     batch-norm updates of the variables it trains and no others: the segment op leaves the
@@ -224,17 +225,29 @@ def build_train_graph(net, batch, devices, learning_rate, ps_device='/cpu:0'):
         B a multiple of len(devices).
       devices: one device per tower.
       learning_rate: float or scalar tensor.
-      ps_device: where the variables live and the gradients are averaged.
+      ps_device: where the variables live and the gradients are averaged: a device string or
+        a device function, passed on as is.
+      objectives: names from `OBJECTIVES` to build train ops for. A synchronous cluster builds
+        one, since `SyncReplicasOptimizer` applies gradients in one train op only.
+      optimizer_wrapper: None, or a function from the `GradientDescentOptimizer` to the
+        optimizer that computes and applies the gradients (e.g. `SyncReplicasOptimizer`).
 
     Returns:
-      A `TrainGraph`.
+      A `TrainGraph` whose `train_ops` hold the ops of `objectives`.
     """
+    unknown = sorted(set(objectives) - set(OBJECTIVES))
+    if unknown:
+        raise TowersError('unknown SegDecNet train op(s) %s; expected some of %s'
+                          % (unknown, sorted(OBJECTIVES)))
     with tf.device(ps_device):
         global_step = tf.train.get_or_create_global_step()
         optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-    replicated = build_towers(net.tower_fn, batch, devices, optimizer, OBJECTIVES,
+        if optimizer_wrapper is not None:
+            optimizer = optimizer_wrapper(optimizer)
+    replicated = build_towers(net.tower_fn, batch, devices, optimizer,
+                              {name: OBJECTIVES[name] for name in objectives},
                               ps_device=ps_device)
-    train_ops = {name: replicated.train_op(name, global_step) for name in OBJECTIVES}
+    train_ops = {name: replicated.train_op(name, global_step) for name in objectives}
     last = replicated.towers[-1]
     losses = {'total': last.total_loss, 'segment': last.outputs['pixel_loss'],
               'decision': last.outputs['class_loss']}

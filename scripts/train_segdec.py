@@ -6,13 +6,15 @@
 By default both of the paper's stages run in one command: the segmentation net on the pixel
 loss, then the decision net on the class loss with the segmentation net frozen. Without
 --data_dir a generated data set in KolektorSDD's layout is used (and written on first use).
+With `--job_name`, `--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of a
+cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.py`).
 """
 import argparse
 import logging
 import math
 
 from models import kolektor_input, kolektor_synthetic, segdec
-from towers import cli, configure_devices, train
+from towers import cli, cluster, train
 from towers.compat import tf
 
 log = logging.getLogger('segdec')
@@ -74,6 +76,7 @@ def parse_args(argv):
                         help='Odd side of the square that dilates the masks (1: none).')
     parser.add_argument('--seed', type=int, default=0, help='Order of the training images.')
     parser.add_argument('--save_checkpoint_steps', type=cli.positive_int, default=200)
+    cluster.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -94,12 +97,15 @@ def stages(args, num_images):
 
 def main(argv):
     args = parse_args(argv)
+    role = cluster.from_flags(args)
+    if role.is_ps:
+        return role.serve()
     variant = segdec.VARIANTS[args.variant]
     height = args.image_height or variant.image_height
     width = args.image_width or variant.image_width
-    setup = configure_devices(args.num_gpus, args.log_device_placement,
-                              intra_op_threads=args.intra_op_threads,
-                              inter_op_threads=args.inter_op_threads)
+    setup = role.configure_devices(args.num_gpus, args.log_device_placement,
+                                   intra_op_threads=args.intra_op_threads,
+                                   inter_op_threads=args.inter_op_threads)
     data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
     data = kolektor_input.load_split(data_dir, 'train', height, width, args.split, args.dilate)
     log.info('training on %d images of %s (%d defective), %dx%d',
@@ -118,17 +124,20 @@ def main(argv):
                 batch = kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
                                                        args.seed)
             graph = segdec.build_train_graph(net, batch, setup.tower_devices, args.learn_rate,
-                                             setup.ps_device)
+                                             setup.ps_device, objectives=[objective],
+                                             optimizer_wrapper=role.wrap_optimizer)
             result = train(graph.train_ops[objective], graph.losses[objective],
                            graph.global_step, args.train_dir, end_step, global_batch,
                            num_towers=args.num_gpus, config=setup.config,
-                           save_checkpoint_steps=args.save_checkpoint_steps)
+                           save_checkpoint_steps=args.save_checkpoint_steps,
+                           master=role.master, is_chief=role.is_chief, hooks=role.hooks)
         if result.timing['steps']:
             log.info('stage %s: %d steps in %.1f s, median %.3f s/step (%.1f images/s)',
                      objective, result.timing['steps'], result.timing['total_sec'],
                      result.timing['median_step_sec'], result.timing['examples_per_sec'])
         if result.interrupted:
             return cli.EXIT_INTERRUPTED
+    role.finish()
     return 0
 
 

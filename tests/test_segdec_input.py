@@ -153,3 +153,14 @@ def test_generated_set_is_the_same_for_the_same_seed(tmp_path):
     for part in ('Part0.jpg', 'Part1_label.bmp'):
         assert ((tmp_path / 'a' / 'kos01' / part).read_bytes()
                 == (tmp_path / 'b' / 'kos01' / part).read_bytes())
+
+
+def test_writing_a_set_another_process_wrote_first_keeps_that_one_and_no_staging(tmp_path):
+    data_dir = tmp_path / 'generated'
+    kolektor_synthetic.write_dataset(str(data_dir), num_items=1, parts_per_item=2,
+                                     height=80, width=32)
+    first = (data_dir / 'kos01' / 'Part0.jpg').read_bytes()
+    kolektor_synthetic.write_dataset(str(data_dir), num_items=1, parts_per_item=2,
+                                     height=80, width=32)
+    assert sorted(os.listdir(tmp_path)) == ['generated']
+    assert (data_dir / 'kos01' / 'Part0.jpg').read_bytes() == first
