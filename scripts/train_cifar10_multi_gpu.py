@@ -12,14 +12,11 @@ checkpoint. With `--job_name`, `--task_index`, `--ps_hosts` and `--worker_hosts`
 a cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.py`).
 """
 import argparse
-import logging
 
 import towers
 from models import cifar10, cifar10_input, cifar10_synthetic
 from towers import cli, cluster
 from towers.compat import tf
-
-log = logging.getLogger('towers')
 
 
 def _parse_args(argv):
@@ -62,11 +59,6 @@ def main(argv):
                               num_towers=args.num_gpus, config=setup.config,
                               summary_op=graph.summary_op, master=role.master,
                               is_chief=role.is_chief, hooks=role.hooks)
-    timing = result.timing
-    if timing['steps']:
-        log.info('%d steps in %.1f s: median %.3f s/step, %.1f examples/sec on %d tower(s)',
-                 timing['steps'], timing['total_sec'], timing['median_step_sec'],
-                 timing['examples_per_sec'], args.num_gpus)
     if result.interrupted:
         return cli.EXIT_INTERRUPTED
     role.finish()

@@ -131,10 +131,6 @@ def main(argv):
                            num_towers=args.num_gpus, config=setup.config,
                            save_checkpoint_steps=args.save_checkpoint_steps,
                            master=role.master, is_chief=role.is_chief, hooks=role.hooks)
-        if result.timing['steps']:
-            log.info('stage %s: %d steps in %.1f s, median %.3f s/step (%.1f images/s)',
-                     objective, result.timing['steps'], result.timing['total_sec'],
-                     result.timing['median_step_sec'], result.timing['examples_per_sec'])
         if result.interrupted:
             return cli.EXIT_INTERRUPTED
     role.finish()

@@ -1,5 +1,6 @@
 """Specification of the training loop: steps, log line, checkpoints, resume, NaN guard, Ctrl-C."""
 import glob
+import logging
 import os
 import re
 
@@ -133,8 +134,11 @@ def test_summaries_are_written_at_the_interval(tmp_path):
     assert steps == {0, 5, 10, 11}
 
 
-def test_step_timer_reports_median_step_time_and_throughput(tmp_path):
-    result, _ = run_training(tmp_path, 6)
+def test_step_timer_reports_and_logs_median_step_time_and_throughput(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger='towers'):
+        result, _ = run_training(tmp_path, 6)
+    assert re.search(r'6 steps in \d+\.\d s: median \d+\.\d{3} s/step, \d+\.\d examples/sec '
+                     r'on 2 tower\(s\)', caplog.text)
     timing = result.timing
     assert timing['steps'] == 6
     assert timing['median_step_sec'] > 0

@@ -55,7 +55,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       printer: where progress lines go.
 
     Returns:
-      A `TrainResult`.
+      A `TrainResult`; its timing is also logged (steps, total time, median step time,
+      examples/sec).
 
     Raises:
       LossDivergedError: the loss became NaN or infinite.
@@ -102,7 +103,12 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
             log.warning('interrupted at step %s; writing a last checkpoint to %s',
                         stopper.steps_done, os.path.abspath(train_dir))
     tf.summary.FileWriterCache.clear()
-    return TrainResult(stopper.steps_done, interrupted, timer.summary())
+    timing = timer.summary()
+    if timing['steps']:
+        log.info('%d steps in %.1f s: median %.3f s/step, %.1f examples/sec on %d tower(s)',
+                 timing['steps'], timing['total_sec'], timing['median_step_sec'],
+                 timing['examples_per_sec'], num_towers)
+    return TrainResult(stopper.steps_done, interrupted, timing)
 
 
 class _WorkerSessionCreator(tf.train.SessionCreator):
