@@ -21,7 +21,6 @@ Both run TensorFlow with one intra-op and one inter-op thread, as the goldens we
 The exit status is non-zero when any figure is out of its tolerance.
 """
 import argparse
-import json
 import os
 
 import numpy as np
@@ -51,16 +50,6 @@ def _parse_args(argv):
     if args.eval_golden and not args.checkpoint:
         parser.error('--eval_golden needs --checkpoint')
     return args
-
-
-def _load_json(path, flag):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as err:
-        raise towers.TowersError('cannot read %s %s: %s' % (flag, path, err.strerror))
-    except ValueError as err:
-        raise towers.TowersError('%s %s is not JSON: %s' % (flag, path, err))
 
 
 def _session_config(num_towers):
@@ -124,7 +113,7 @@ def replay_training(num_towers, seed, steps):
 
 def check_training(golden_path):
     """Replays every run of `golden_path`; returns the list of failures."""
-    golden = _load_json(golden_path, '--golden')
+    golden = cli.read_json(golden_path, '--golden')
     runs = golden.get('runs')
     if not runs:
         raise towers.TowersError('--golden %s has no "runs"' % golden_path)
@@ -206,7 +195,7 @@ def replay_evaluation(checkpoint, steps, batch_size, seed):
 
 def check_evaluation(golden_path, checkpoint):
     """Evaluates `checkpoint` as `golden_path` describes; returns the list of failures."""
-    golden = _load_json(golden_path, '--eval_golden')
+    golden = cli.read_json(golden_path, '--eval_golden')
     steps, batch_size = golden['eval_steps'], golden['batch']
     true_count, abs_logit_sums = replay_evaluation(checkpoint, steps, batch_size,
                                                    golden['seed'])

@@ -10,7 +10,6 @@ variables' names and shapes. Prints the largest deviations; exits 1 when any exc
 tolerance.
 """
 import argparse
-import json
 import os
 
 from models import segdec_regression
@@ -32,11 +31,7 @@ def parse_args(argv):
 
 
 def load_golden(path):
-    try:
-        with open(path) as f:
-            golden = json.load(f)
-    except (OSError, ValueError) as err:
-        raise TowersError('cannot read the golden file %s: %s' % (path, err))
+    golden = cli.read_json(path, '--golden')
     if not isinstance(golden, dict) or not golden.get('runs'):
         raise TowersError('the golden file %s has no "runs"' % path)
     return golden['runs']

@@ -1,5 +1,6 @@
 """What every command-line script shares: common flags, logging, and clean failure."""
 import argparse
+import json
 import logging
 import sys
 
@@ -39,6 +40,21 @@ def positive_float(text):
     if not value > 0:
         raise argparse.ArgumentTypeError('expected a number > 0, got %s' % text)
     return value
+
+
+def read_json(path, flag):
+    """Returns the JSON value in the file `path`, given with `flag`.
+
+    Raises:
+      TowersError: naming the flag and the file, when it cannot be read or is not JSON.
+    """
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as err:
+        raise TowersError('cannot read %s %s: %s' % (flag, path, err.strerror))
+    except ValueError as err:
+        raise TowersError('%s %s is not JSON: %s' % (flag, path, err))
 
 
 def add_device_flags(parser):
