@@ -15,11 +15,11 @@ same bytes.
 """
 import logging
 import os
-import shutil
 
 import numpy as np
 
 from models import cifar10_input
+from towers.files import write_directory_atomically
 
 log = logging.getLogger('towers')
 
@@ -80,7 +80,8 @@ def generate(batches_dir, records_per_file=RECORDS_PER_FILE, seed=SEED):
     """Writes the generated set: five training files and a test file of `records_per_file`.
 
     The files appear at once (written under a temporary name, then renamed), so that a second
-    process never reads a half-written set.
+    process never reads a half-written set; when another process made the same set first, its
+    set is kept.
 
     Args:
       batches_dir: the directory to create; it must not exist yet.
@@ -90,13 +91,9 @@ def generate(batches_dir, records_per_file=RECORDS_PER_FILE, seed=SEED):
     patterns = class_patterns(seed)
     rng = np.random.RandomState(seed + 1)
     parts = [make_examples(records_per_file, patterns, rng) for _ in range(6)]
-    staging = '%s.tmp-%d' % (batches_dir, os.getpid())
-    cifar10_input.write_batches_dir(staging, parts[:5], parts[5])
-    try:
-        os.rename(staging, batches_dir)
-    except OSError:
-        # Another process made the same set first.
-        shutil.rmtree(staging)
+    write_directory_atomically(
+        batches_dir, lambda staging: cifar10_input.write_batches_dir(staging, parts[:5],
+                                                                     parts[5]))
 
 
 def locate_or_generate(data_dir, download=True):

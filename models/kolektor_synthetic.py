@@ -9,11 +9,11 @@ pixels make up the mask.
 """
 import logging
 import os
-import shutil
-import tempfile
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
+
+from towers.files import write_directory_atomically
 
 log = logging.getLogger('segdec')
 
@@ -103,10 +103,8 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
     rng = np.random.RandomState(seed)
     total = num_items * parts_per_item
     defective = set(rng.choice(total, int(round(defect_fraction * total)), replace=False))
-    parent = os.path.dirname(os.path.abspath(data_dir))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix='.kolektor-', dir=parent)
-    try:
+
+    def write(staging):
         for item in range(num_items):
             folder = os.path.join(staging, 'kos%02d' % (item + 1))
             os.mkdir(folder)
@@ -116,15 +114,8 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
                 Image.fromarray(image).save(os.path.join(folder, 'Part%d.jpg' % part),
                                             quality=JPEG_QUALITY)
                 Image.fromarray(mask).save(os.path.join(folder, 'Part%d_label.bmp' % part))
-        os.rename(staging, data_dir)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        # Another process (a worker of the same cluster) wrote the same set first.
-        if not os.path.isdir(data_dir):
-            raise
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    write_directory_atomically(data_dir, write)
     return len(defective)
 
 

@@ -7,14 +7,14 @@ Every file is written to a temporary name beside its target and renamed, so a re
 sees half a file.
 """
 import json
-import os
-import tempfile
 
 import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402 (the backend must be chosen first)
 import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
+
+from towers.files import write_file_atomically  # noqa: E402
 
 PANEL_GAP = 4
 
@@ -80,27 +80,13 @@ def detection_metrics(labels, scores):
     }
 
 
-def _write_atomically(path, write):
-    """Calls `write(temporary_path)`, then renames the file to `path`."""
-    folder, name = os.path.split(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix='.' + name + '.', suffix=os.path.splitext(name)[1],
-                                         dir=folder)
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        os.remove(temporary)
-        raise
-
-
 def write_json(path, value):
     """Writes `value` as indented JSON."""
     def write(temporary):
         with open(temporary, 'w') as f:
             json.dump(value, f, indent=2, sort_keys=True)
             f.write('\n')
-    _write_atomically(path, write)
+    write_file_atomically(path, write)
 
 
 def write_pr_curve(path, labels, scores, title):
@@ -114,7 +100,8 @@ def write_pr_curve(path, labels, scores, title):
     axes.set_ylim(0, 1.01)
     axes.set_title(title)
     axes.grid(True, alpha=0.3)
-    _write_atomically(path, lambda temporary: figure.savefig(temporary, format='png', dpi=100))
+    write_file_atomically(path, lambda temporary: figure.savefig(temporary, format='png',
+                                                                 dpi=100))
     plt.close(figure)
 
 
@@ -147,4 +134,4 @@ def panel(image, true_mask, predicted_mask, caption):
 def write_panel(path, image, true_mask, predicted_mask, caption):
     """Writes `panel(...)` to the PNG `path`."""
     picture = panel(image, true_mask, predicted_mask, caption)
-    _write_atomically(path, lambda temporary: picture.save(temporary, format='PNG'))
+    write_file_atomically(path, lambda temporary: picture.save(temporary, format='PNG'))

@@ -34,6 +34,7 @@ from models import cifar10_synthetic
 from towers import benchmark
 from towers import cli
 from towers.compat import tf
+from towers.files import write_file_atomically
 
 
 def _parse_args(argv):
@@ -233,9 +234,13 @@ def main(argv):
         print('chart: %s' % args.chart)
     if args.json:
         _make_parent_dir(args.json)
-        with open(args.json, 'w') as f:
-            json.dump(benchmark.results_json(runner.rows, matmul_rate, train_flops), f,
-                      indent=2, sort_keys=True)
+        results = benchmark.results_json(runner.rows, matmul_rate, train_flops)
+
+        def write(temporary):
+            with open(temporary, 'w') as f:
+                json.dump(results, f, indent=2, sort_keys=True)
+
+        write_file_atomically(args.json, write)
         print('results: %s' % args.json)
 
 

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.files import write_file_atomically
 from towers.hooks import StepTimerHook
 from towers.replicate import split_batch
 
@@ -345,4 +346,4 @@ def save_chart(rows, path, title):
     axes.grid(alpha=0.3)
     axes.legend(fontsize='small', loc='upper left')
     figure.tight_layout()
-    figure.savefig(path)
+    write_file_atomically(path, figure.savefig)
