@@ -201,12 +201,12 @@ TrainGraph = collections.namedtuple(
 TrainGraph.__doc__ = """SegDecNet's multi-tower training graph.
 
 Attributes:
-  train_ops: dict objective name ('total', 'segment', 'decision') -> the op of one step with
-    that objective; each increments `global_step`.
+  train_ops: dict objective name (of 'total', 'segment', 'decision': those asked for) -> the
+    op of one step with that objective; each increments `global_step`.
   losses: dict objective name -> the loss that objective minimises in the last tower (total,
     pixel or class loss), which the training loop logs.
   global_step: the int64 global step.
-  replicated: the `towers.Replicated` the three ops share.
+  replicated: the `towers.Replicated` the ops share.
 """
 
 
