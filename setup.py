@@ -14,5 +14,6 @@ setup(
         'numpy>=1.26',
         'pillow>=10',
         'matplotlib>=3.8',
+        'tensorboard>=2.16,<2.22',
     ],
 )

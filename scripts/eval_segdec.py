@@ -8,21 +8,17 @@ Restores the newest checkpoint of --train_dir, runs the network with batch norm 
 false positives/negatives at the best-F threshold, accuracy/precision/recall at 0.5, and each
 image's score), pr_curve.png, and panels/<item>_<part>.png [image | true mask | predicted mask].
 """
-import argparse
-import logging
 import os
 
-import numpy as np
-
-from models import kolektor_input, kolektor_synthetic, segdec, segdec_eval
-from towers import TowersError, cli, configure_devices
+from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
+from models.segdec import model as segdec
+from towers import TowersError, cli, configure_devices, evaluation, flags
 from towers.compat import tf
-
-log = logging.getLogger('segdec')
+from towers.files import write_json
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = flags.FlagParser(description=__doc__.split('\n')[0])
     parser.add_argument('--train_dir', default='/tmp/segdec_train',
                         help='Where training wrote its checkpoints; the newest is evaluated.')
     parser.add_argument('--checkpoint_path', default=None,
@@ -34,35 +30,14 @@ def parse_args(argv):
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
     parser.add_argument('--subset', choices=kolektor_input.SUBSETS, default='test')
     parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common')
-    parser.add_argument('--dilate', type=cli.positive_int, default=kolektor_input.DILATE,
+    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
                         help='Dilation of the true masks shown in the panels.')
     parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower')
-    parser.add_argument('--image_height', type=cli.positive_int, default=None)
-    parser.add_argument('--image_width', type=cli.positive_int, default=None)
-    parser.add_argument('--batch_size', type=cli.positive_int, default=8,
+    parser.add_argument('--image_height', type=flags.positive_int, default=None)
+    parser.add_argument('--image_width', type=flags.positive_int, default=None)
+    parser.add_argument('--batch_size', type=flags.positive_int, default=8,
                         help='Images per run; results do not depend on it (test mode).')
     return parser.parse_args(argv)
-
-
-def predict(net, checkpoint, images, batch_size, config):
-    """Runs `net` in test mode from `checkpoint` on uint8 images [n, H, W].
-
-    Returns:
-      scores [n] and masks [n, H/8, W/8].
-    """
-    height, width = images.shape[1:]
-    inputs = tf.placeholder(tf.float32, [None, height, width, 1], name='images')
-    outputs = net(inputs, is_training=False)
-    saver = tf.train.Saver(tf.global_variables())
-    scores, masks = [], []
-    with tf.Session(config=config) as sess:
-        saver.restore(sess, checkpoint)
-        for start in range(0, len(images), batch_size):
-            chunk = images[start:start + batch_size, :, :, None].astype(np.float32) / 255.0
-            score, mask = sess.run([outputs['score'], outputs['mask']], {inputs: chunk})
-            scores.append(score)
-            masks.append(mask[..., 0])
-    return np.concatenate(scores), np.concatenate(masks)
 
 
 def main(argv):
@@ -77,15 +52,18 @@ def main(argv):
                                                                       args.train_dir))
     data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
     data = kolektor_input.load_split(data_dir, args.subset, height, width, args.split,
-                                     args.dilate)
+                                     args.dilate, segdec.OUTPUT_STRIDE)
     if data.labels.all() or not data.labels.any():
         raise TowersError('the %s images of %s must include both defective and defect-free '
                           'ones for average precision' % (args.subset, data_dir))
     setup = configure_devices(1)
-    scores, masks = predict(segdec.SegDecNet(args.variant), checkpoint, data.images,
-                            args.batch_size, setup.config)
+    net = segdec.SegDecNet(args.variant)
+    outputs = evaluation.restore_and_predict(
+        lambda images: net(tf.cast(images[..., None], tf.float32) / 255.0, is_training=False),
+        checkpoint, data.images, args.batch_size, setup.config, names=['score', 'mask'])
+    scores, masks = outputs['score'], outputs['mask'][..., 0]
 
-    results = segdec_eval.detection_metrics(data.labels, scores)
+    results = evaluation.detection_metrics(data.labels, scores)
     results.update(checkpoint=os.path.abspath(checkpoint), data_dir=os.path.abspath(data_dir),
                    subset=args.subset, split=args.split, image_height=height,
                    image_width=width, variant=args.variant,
@@ -96,13 +74,13 @@ def main(argv):
     for name, image, truth, mask, label, score in zip(data.names, data.images,
                                                       data.pixel_labels, masks, data.labels,
                                                       scores):
-        segdec_eval.write_panel(os.path.join(panels_dir, name.replace('/', '_') + '.png'),
-                                image, truth, mask,
-                                '%s defect=%d score=%.3f' % (name, label, score))
-    segdec_eval.write_pr_curve(os.path.join(args.out_dir, 'pr_curve.png'), data.labels,
-                               scores, 'SegDecNet, %s split (%s): AP %.3f'
-                               % (args.split, args.subset, results['average_precision']))
-    segdec_eval.write_json(os.path.join(args.out_dir, 'results.json'), results)
+        evaluation.write_panel(os.path.join(panels_dir, name.replace('/', '_') + '.png'),
+                               [image, truth, mask],
+                               '%s defect=%d score=%.3f' % (name, label, score))
+    evaluation.write_pr_curve(os.path.join(args.out_dir, 'pr_curve.png'), data.labels,
+                              scores, 'SegDecNet, %s split (%s): AP %.3f'
+                              % (args.split, args.subset, results['average_precision']))
+    write_json(os.path.join(args.out_dir, 'results.json'), results)
     print('%s: AP %.4f, %d false positives and %d false negatives at the best-F threshold '
           '%.3f, accuracy %.3f at 0.5 (%d images, %d defective)'
           % (os.path.basename(checkpoint), results['average_precision'],

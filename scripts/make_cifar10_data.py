@@ -7,22 +7,21 @@ go to `<data_dir>/cifar-10-batches-generated`, where the training and evaluation
 them when `<data_dir>` holds no real CIFAR-10. Those scripts generate the default set by
 themselves; this script makes it ahead of time, or with other sizes or seeds.
 """
-import argparse
 import logging
 import os
 
 import towers
-from models import cifar10_input, cifar10_synthetic
-from towers import cli
+from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+from towers import cli, flags
 
-log = logging.getLogger('towers')
+log = logging.getLogger('make_cifar10_data')
 
 
 def _parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--data_dir', default='/tmp/cifar10_data',
                         help='Path to the CIFAR-10 data directory.')
-    parser.add_argument('--records_per_file', type=cli.positive_int,
+    parser.add_argument('--records_per_file', type=flags.positive_int,
                         default=cifar10_synthetic.RECORDS_PER_FILE,
                         help='Images in each of the six files (the real CIFAR-10 has 10000).')
     parser.add_argument('--seed', type=int, default=cifar10_synthetic.SEED,

@@ -5,26 +5,25 @@
 train_segdec.py and eval_segdec.py write the default one themselves when --data_dir is not
 given; this script makes one elsewhere or with other settings.
 """
-import argparse
 import os
 
-from models import kolektor_synthetic
-from towers import TowersError, cli
+from models.datasets.kolektor import synthetic as kolektor_synthetic
+from towers import TowersError, cli, flags
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = flags.FlagParser(description=__doc__.split('\n')[0])
     parser.add_argument('--data_dir', default=kolektor_synthetic.DEFAULT_DIR,
                         help='The folder to create; it must not exist yet.')
-    parser.add_argument('--num_items', type=cli.positive_int,
+    parser.add_argument('--num_items', type=flags.positive_int,
                         default=kolektor_synthetic.NUM_ITEMS)
-    parser.add_argument('--parts_per_item', type=cli.positive_int,
+    parser.add_argument('--parts_per_item', type=flags.positive_int,
                         default=kolektor_synthetic.PARTS_PER_ITEM)
-    parser.add_argument('--image_height', type=cli.positive_int,
+    parser.add_argument('--image_height', type=flags.positive_int,
                         default=kolektor_synthetic.IMAGE_HEIGHT)
-    parser.add_argument('--image_width', type=cli.positive_int,
+    parser.add_argument('--image_width', type=flags.positive_int,
                         default=kolektor_synthetic.IMAGE_WIDTH)
-    parser.add_argument('--defect_fraction', type=cli.positive_float,
+    parser.add_argument('--defect_fraction', type=flags.positive_float,
                         default=kolektor_synthetic.DEFECT_FRACTION)
     parser.add_argument('--seed', type=int, default=0)
     return parser.parse_args(argv)

@@ -9,132 +9,101 @@ loss, then the decision net on the class loss with the segmentation net frozen. 
 With `--job_name`, `--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of a
 cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.py`).
 """
-import argparse
 import logging
-import math
 
-from models import kolektor_input, kolektor_synthetic, segdec
-from towers import cli, cluster, train
-from towers.compat import tf
+import towers
+from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
+from models.segdec import model as segdec, recipe
+from towers import cli, cluster, flags
 
-log = logging.getLogger('segdec')
-
-TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
-# The default schedule: the paper's learning rate for cross entropy, and as many epochs (one
-# epoch being as many images as the training split holds) as the generated set needs at
-# 320x128 to reach an average precision near 0.99 (see README). A decision step costs about a
-# third of a segment step, since the frozen segmentation net only runs forward.
-SEGMENT_EPOCHS = 1.5
-DECISION_EPOCHS = 2.0
-LEARN_RATE = 0.1
+log = logging.getLogger('train_segdec')
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    cli.add_device_flags(parser)
+    parser = flags.FlagParser(description=__doc__.split('\n')[0])
+    flags.add_device_flags(parser)
     parser.add_argument('--data_dir', default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
     parser.add_argument('--train_dir', default='/tmp/segdec_train',
                         help='Checkpoints and event logs; training resumes from the newest '
                              'checkpoint here.')
-    parser.add_argument('--batch_size', type=cli.positive_int, default=1,
+    parser.add_argument('--batch_size', type=flags.positive_int, default=1,
                         help='Images per tower and step (the paper: 1; with more, batch norm '
                              'lets the decision net compare the defective and the clean image '
                              'of a batch, which it cannot do at test time).')
-    parser.add_argument('--learn_rate', type=cli.positive_float, default=LEARN_RATE,
+    parser.add_argument('--learn_rate', type=flags.positive_float, default=recipe.LEARN_RATE,
                         help='Learning rate of plain gradient descent, both stages.')
-    parser.add_argument('--train_mode', choices=TRAIN_MODES, default='two_stage',
+    parser.add_argument('--train_mode', choices=recipe.TRAIN_MODES, default='two_stage',
                         help='two_stage: segment, then decision (segmentation frozen); or one '
                              'train op only.')
     length = parser.add_mutually_exclusive_group()
-    length.add_argument('--epochs', type=cli.positive_float, default=None,
+    length.add_argument('--epochs', type=flags.positive_float, default=None,
                         help='Length of the first (or only) stage in epochs, an epoch being as '
                              'many images as the training split holds (default %s for segment '
-                             'and total, %s for decision).' % (SEGMENT_EPOCHS, DECISION_EPOCHS))
-    length.add_argument('--max_steps', type=cli.positive_int, default=None,
+                             'and total, %s for decision).' % (recipe.SEGMENT_EPOCHS,
+                                                              recipe.DECISION_EPOCHS))
+    length.add_argument('--max_steps', type=flags.positive_int, default=None,
                         help='The global step at which the first (or only) stage ends; the '
                              'decision stage of two_stage adds its steps. A run that finds a '
                              'later checkpoint in --train_dir skips the stages it has done.')
     second = parser.add_mutually_exclusive_group()
-    second.add_argument('--decision_epochs', type=cli.positive_float, default=DECISION_EPOCHS,
+    second.add_argument('--decision_epochs', type=flags.positive_float,
+                        default=recipe.DECISION_EPOCHS,
                         help='two_stage: length of the decision stage in epochs.')
-    second.add_argument('--decision_steps', type=cli.positive_int, default=None,
+    second.add_argument('--decision_steps', type=flags.positive_int, default=None,
                         help='two_stage: length of the decision stage in steps.')
     parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower',
                         help='tower: two-class softmax head (the TF1 multi-GPU version); '
                              'paper: one sigmoid logit.')
-    parser.add_argument('--image_height', type=cli.positive_int, default=None,
+    parser.add_argument('--image_height', type=flags.positive_int, default=None,
                         help='Input height, a multiple of %d (default: the variant\'s, 1280 or '
                              '1408).' % segdec.SIZE_MULTIPLE)
-    parser.add_argument('--image_width', type=cli.positive_int, default=None,
+    parser.add_argument('--image_width', type=flags.positive_int, default=None,
                         help='Input width, a multiple of %d (default 512).' % segdec.SIZE_MULTIPLE)
     parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common',
                         help='common: the first 30 of 50 items train; fold1..3: the paper\'s '
                              '3-fold split by item.')
-    parser.add_argument('--dilate', type=cli.positive_int, default=kolektor_input.DILATE,
+    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
                         help='Odd side of the square that dilates the masks (1: none).')
     parser.add_argument('--seed', type=int, default=0, help='Order of the training images.')
-    parser.add_argument('--save_checkpoint_steps', type=cli.positive_int, default=200)
-    cluster.add_cluster_flags(parser)
+    parser.add_argument('--save_checkpoint_steps', type=flags.positive_int, default=200)
+    flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
-
-
-def stages(args, num_images):
-    """(objective, steps) of each stage the flags ask for."""
-    global_batch = args.batch_size * args.num_gpus
-
-    def stage(objective, epochs, fixed_steps):
-        return objective, fixed_steps or max(1, int(math.ceil(epochs * num_images
-                                                              / global_batch)))
-
-    if args.train_mode == 'two_stage':
-        return [stage('segment', args.epochs or SEGMENT_EPOCHS, args.max_steps),
-                stage('decision', args.decision_epochs, args.decision_steps)]
-    default_epochs = DECISION_EPOCHS if args.train_mode == 'decision' else SEGMENT_EPOCHS
-    return [stage(args.train_mode, args.epochs or default_epochs, args.max_steps)]
 
 
 def main(argv):
     args = parse_args(argv)
-    role = cluster.from_flags(args)
-    if role.is_ps:
-        return role.serve()
     variant = segdec.VARIANTS[args.variant]
     height = args.image_height or variant.image_height
     width = args.image_width or variant.image_width
-    setup = role.configure_devices(args.num_gpus, args.log_device_placement,
-                                   intra_op_threads=args.intra_op_threads,
-                                   inter_op_threads=args.inter_op_threads)
-    data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
-    data = kolektor_input.load_split(data_dir, 'train', height, width, args.split, args.dilate)
-    log.info('training on %d images of %s (%d defective), %dx%d',
-             len(data.labels), data_dir, data.labels.sum(), height, width)
     global_batch = args.batch_size * args.num_gpus
-    end_step = 0
-    for objective, steps in stages(args, len(data.labels)):
-        end_step += steps
-        log.info('stage %s: until global step %d (%d steps of %d images)',
-                 objective, end_step, steps, global_batch)
-        # Each stage has its own graph: training the decision net alone freezes the
-        # segmentation net, batch norm included (see models/segdec.py).
-        with tf.Graph().as_default():
+
+    def work(role, setup):
+        data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
+        data = kolektor_input.load_split(data_dir, 'train', height, width, args.split,
+                                         args.dilate, segdec.OUTPUT_STRIDE)
+        log.info('training on %d images of %s (%d defective), %dx%d',
+                 len(data.labels), data_dir, data.labels.sum(), height, width)
+        end_step = 0
+        for objective, steps in recipe.stages(args.train_mode, len(data.labels), global_batch,
+                                              args.epochs, args.max_steps,
+                                              args.decision_epochs, args.decision_steps):
+            end_step += steps
+            log.info('stage %s: until global step %d (%d steps of %d images)',
+                     objective, end_step, steps, global_batch)
             net = segdec.SegDecNet(args.variant, frozen_segment=objective == 'decision')
-            with tf.device(setup.ps_device):
-                batch = kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
-                                                       args.seed)
-            graph = segdec.build_train_graph(net, batch, setup.tower_devices, args.learn_rate,
-                                             setup.ps_device, objectives=[objective],
-                                             optimizer_wrapper=role.wrap_optimizer)
-            result = train(graph.train_ops[objective], graph.losses[objective],
-                           graph.global_step, args.train_dir, end_step, global_batch,
-                           num_towers=args.num_gpus, config=setup.config,
-                           save_checkpoint_steps=args.save_checkpoint_steps,
-                           master=role.master, is_chief=role.is_chief, hooks=role.hooks)
-        if result.interrupted:
-            return cli.EXIT_INTERRUPTED
-    role.finish()
-    return 0
+            result = towers.fit(
+                recipe.SegDecRecipe(net, args.learn_rate),
+                lambda: kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
+                                                       args.seed),
+                setup, role, args.train_dir, end_step, global_batch, objective=objective,
+                save_checkpoint_steps=args.save_checkpoint_steps)
+            if result.interrupted:
+                break
+        return result
+
+    return cluster.run_task(args, work)
 
 
 if __name__ == '__main__':

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import towers
-from models import cifar10_input, cifar10_synthetic
+from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
 from towers.compat import tf
 
 
@@ -118,7 +118,7 @@ def test_generated_classes_are_told_apart_by_their_patterns():
 
 
 def test_without_data_a_set_is_generated_once_and_announced(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger='towers')
+    caplog.set_level(logging.INFO, logger='models')
     first = cifar10_synthetic.locate_or_generate(str(tmp_path), download=False)
     assert first == str(tmp_path / cifar10_synthetic.GENERATED_DIR)
     assert 'generated a CIFAR-10-format data set' in caplog.text

@@ -1,11 +1,13 @@
-"""Specification of the CIFAR-10 tutorial's model and training graph (models/cifar10.py)."""
+"""Specification of the CIFAR-10 tutorial's model and its training recipe on towers
+(models/cifar10/model.py, models/cifar10/recipe.py)."""
 import os
 
 import numpy as np
 import pytest
 
 import towers
-from models import cifar10
+from models.cifar10 import model as cifar10
+from models.cifar10.recipe import Cifar10Recipe, learning_rate_decay_steps
 from towers.compat import tf
 
 ORIGINAL_CHECKPOINT = os.path.join(os.path.dirname(__file__), 'data', 'regression', 'cifar10',
@@ -26,8 +28,8 @@ def build_train_graph(num_towers=2, dtype=tf.float32, batch=TOWER_BATCH):
     setup = towers.configure_devices(num_towers)
     images = tf.placeholder(dtype, [batch * num_towers, 24, 24, 3])
     labels = tf.placeholder(tf.int32, [batch * num_towers])
-    graph = cifar10.build_train_graph(images, labels, setup.tower_devices, setup.ps_device,
-                                      batch_size=batch)
+    recipe = Cifar10Recipe(batch_size=batch)
+    graph = towers.assemble(recipe, lambda: (images, labels), setup)
     return graph, images, labels, setup.config
 
 
@@ -105,10 +107,10 @@ def test_each_tower_loss_counts_its_own_cross_entropy_and_the_full_weight_decay(
 
 
 def test_learning_rate_decays_tenfold_every_350_epochs_of_all_towers_batches():
-    assert cifar10.learning_rate_decay_steps(128, 1) == 136718
-    assert cifar10.learning_rate_decay_steps(128, 4) == 34179
+    assert learning_rate_decay_steps(128, 1) == 136718
+    assert learning_rate_decay_steps(128, 4) == 34179
     graph, _, _, config = build_train_graph(num_towers=2)
-    decay_steps = cifar10.learning_rate_decay_steps(TOWER_BATCH, 2)
+    decay_steps = learning_rate_decay_steps(TOWER_BATCH, 2)
     with tf.Session(config=config) as sess:
         sess.run(tf.global_variables_initializer())
         rates = []
@@ -121,14 +123,15 @@ def test_learning_rate_decays_tenfold_every_350_epochs_of_all_towers_batches():
 def test_train_op_steps_the_global_step_and_moves_the_weights_and_their_averages():
     graph, images, labels, config = build_train_graph(num_towers=2)
     weights = [v for v in tf.trainable_variables() if v.op.name == 'softmax_linear/weights'][0]
-    shadow = graph.variable_averages.average(weights)
+    shadow = [v for v in tf.global_variables()
+              if v.op.name == 'softmax_linear/weights/ExponentialMovingAverage'][0]
     with tf.Session(config=config) as sess:
         sess.run(tf.global_variables_initializer())
         before = sess.run([weights, shadow])
         # Two steps: the averages update unordered with the weights, as in the tutorial, so
         # the first may average the initial weights into a shadow that equals them.
         for seed in (0, 1):
-            sess.run(graph.train_op, random_feed(images, labels, seed))
+            sess.run(graph.train_ops['total'], random_feed(images, labels, seed))
         step, after_weights, after_shadow = sess.run([graph.global_step, weights, shadow])
     assert step == 2.0
     assert not np.allclose(after_weights, before[0])
@@ -153,7 +156,7 @@ def test_project_checkpoint_restores_by_the_original_variable_names(tmp_path):
     graph, images, labels, config = build_train_graph(num_towers=2)
     with tf.Session(config=config) as sess:
         sess.run(tf.global_variables_initializer())
-        sess.run(graph.train_op, random_feed(images, labels))
+        sess.run(graph.train_ops['total'], random_feed(images, labels))
         saved = {v.op.name: value for v, value in
                  zip(tf.global_variables(), sess.run(tf.global_variables()))}
         prefix = tf.train.Saver().save(sess, str(tmp_path / 'model.ckpt'), global_step=1)

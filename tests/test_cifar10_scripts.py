@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from models import cifar10_synthetic
+from models.datasets.cifar10 import synthetic as cifar10_synthetic
 from towers.compat import tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,10 +19,10 @@ def run_script(name, *args):
                           cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
-def train(data_dir, train_dir, max_steps):
+def train(data_dir, train_dir, max_steps, *flags):
     return run_script('train_cifar10_multi_gpu.py', '--num_gpus', '2', '--batch_size', '8',
                       '--max_steps', str(max_steps), '--data_dir', data_dir,
-                      '--train_dir', train_dir)
+                      '--train_dir', train_dir, *flags)
 
 
 @pytest.fixture(scope='module')
@@ -37,7 +37,9 @@ def data_dir(tmp_path_factory):
 @pytest.fixture(scope='module')
 def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('cifar10_train'))
-    return train_dir, train(data_dir, train_dir, max_steps=20)
+    # The original's absl spellings of its booleans.
+    return train_dir, train(data_dir, train_dir, 20, '--log_device_placement=False',
+                            '--nouse_fp16')
 
 
 def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(trained):
@@ -62,8 +64,8 @@ def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, traine
     train_dir, _ = trained
     eval_dir = str(tmp_path / 'eval')
     result = run_script('cifar10_eval.py', '--checkpoint_dir', train_dir, '--data_dir',
-                        data_dir, '--eval_dir', eval_dir, '--run_once', '--num_examples', '40',
-                        '--batch_size', '20')
+                        data_dir, '--eval_dir', eval_dir, '--run_once=True', '--num_examples',
+                        '40', '--batch_size', '20', '--use_fp16=false')
     assert result.returncode == 0, result.stderr
     assert re.search(r'^\S+ \S+: precision @ 1 = [01]\.\d\d\d$', result.stdout, re.MULTILINE)
     assert any(name.startswith('events.out.tfevents') for name in os.listdir(eval_dir))
@@ -71,7 +73,8 @@ def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, traine
 
 def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):
     missing = str(tmp_path / 'no_train_dir')
-    result = run_script('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once')
+    result = run_script('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once',
+                        '--eval_dir', str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert 'error: --checkpoint_dir %s does not exist' % missing in result.stderr
     assert 'Traceback' not in result.stderr
@@ -84,10 +87,19 @@ def test_evaluating_a_checkpoint_of_another_model_is_an_error_naming_what_it_lac
         sess.run(tf.global_variables_initializer())
         prefix = tf.train.Saver().save(sess, str(tmp_path / 'model.ckpt'), global_step=5)
     result = run_script('cifar10_eval.py', '--checkpoint_dir', str(tmp_path), '--data_dir',
-                        data_dir, '--run_once')
+                        data_dir, '--run_once', '--eval_dir', str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert ('error: checkpoint %s is not one of the CIFAR-10 model: it lacks '
             'conv1/biases/ExponentialMovingAverage' % prefix) in result.stderr
+
+
+def test_a_bad_flag_value_is_one_error_line_naming_the_flag(tmp_path):
+    result = run_script('cifar10_eval.py', '--run_once=perhaps', '--eval_dir',
+                        str(tmp_path / 'eval'))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: argument --run_once: expected true or false, got 'perhaps'")
+    assert 'Traceback' not in result.stderr
 
 
 def test_training_on_a_truncated_data_file_is_an_error_naming_it(tmp_path):

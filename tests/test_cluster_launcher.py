@@ -1,38 +1,44 @@
-"""Specification of scripts/launch_local_cluster.py, with a stand-in program instead of training:
-a few lines of Python that print their arguments and then behave as each test needs."""
-import importlib.util
+"""Specification of the local cluster launcher (towers/launcher.py and
+scripts/launch_local_cluster.py), with a stand-in program instead of training: a few lines of
+Python that print their arguments and then behave as each test needs."""
 import os
+import signal
+import subprocess
 import sys
 
 import pytest
 
-import towers
+from towers import launcher
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_spec = importlib.util.spec_from_file_location(
-    'launch_local_cluster', os.path.join(ROOT, 'scripts', 'launch_local_cluster.py'))
-launcher = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(launcher)
+SCRIPT = os.path.join(ROOT, 'scripts', 'launch_local_cluster.py')
 
 # Prints its flags, then: a worker exits with the status given after --worker_status, a ps
-# with --ps_status, or waits until it is terminated when that status is 'hang'.
+# with --ps_status, or, when that status is 'hang', prints its process id and waits until it
+# is terminated.
 STAND_IN = '''
-import sys, threading
+import os, sys, threading
 args = sys.argv[1:]
 print(' '.join(args), flush=True)
 role = args[args.index('--job_name') + 1]
 status = args[args.index('--%s_status' % role) + 1]
 if status == 'hang':
+    print('hanging as process %d' % os.getpid(), flush=True)
     threading.Event().wait()
 sys.exit(int(status))
 '''
 
 
-def launch(capsys, *options, ps_status='0', worker_status='0'):
+def stand_in(ps_status='0', worker_status='0'):
+    return [sys.executable, '-c', STAND_IN, '--ps_status', ps_status,
+            '--worker_status', worker_status]
+
+
+def launch(capsys, num_ps=1, num_workers=2, ps_status='0', worker_status='0', **options):
     """Runs the launcher on the stand-in; returns its exit status and its output lines."""
-    status = launcher.main(['--exit_grace', '5'] + list(options) + [
-        '--', sys.executable, '-c', STAND_IN,
-        '--ps_status', ps_status, '--worker_status', worker_status])
+    options.setdefault('exit_grace', 5)
+    status = launcher.launch(stand_in(ps_status, worker_status), num_ps, num_workers,
+                             **options)
     return status, capsys.readouterr().out.splitlines()
 
 
@@ -46,7 +52,7 @@ def flag(args, name):
 
 
 def test_each_task_gets_its_cluster_flags_and_its_output_carries_its_role(capsys):
-    status, lines = launch(capsys, '--ps', '2', '--workers', '3', '--num_gpus', '2')
+    status, lines = launch(capsys, num_ps=2, num_workers=3, num_gpus=2)
     assert status == 0, lines
     tasks = {}
     for job, count in (('ps', 2), ('worker', 3)):
@@ -64,25 +70,51 @@ def test_each_task_gets_its_cluster_flags_and_its_output_carries_its_role(capsys
 
 
 def test_a_failing_task_ends_the_cluster_with_its_status(capsys):
-    status, lines = launch(capsys, '--workers', '2', ps_status='hang', worker_status='3')
+    status, lines = launch(capsys, num_workers=2, ps_status='hang', worker_status='3')
     assert status == 3, lines
     assert lines_of(lines, 'launcher')[-1].endswith(
         'exited with status 3; terminating the others')
 
 
 def test_a_ps_still_running_after_the_workers_finished_is_terminated_as_hung(capsys):
-    status, lines = launch(capsys, '--workers', '1', '--exit_grace', '1', ps_status='hang')
+    status, lines = launch(capsys, num_workers=1, exit_grace=1, ps_status='hang')
     assert status == launcher.EXIT_HUNG, lines
     assert lines_of(lines, 'launcher')[-1] == (
         'ps0 still running 1 s after the workers finished; terminating')
 
 
 def test_the_time_limit_ends_a_cluster_that_does_not_finish(capsys):
-    status, lines = launch(capsys, '--timeout', '1', ps_status='hang', worker_status='hang')
+    status, lines = launch(capsys, timeout=1, ps_status='hang', worker_status='hang')
     assert status == launcher.EXIT_TIMEOUT, lines
     assert lines_of(lines, 'launcher')[-1] == 'timed out; terminating ps0, worker0, worker1'
 
 
+def test_terminating_the_launcher_terminates_every_task():
+    hanging = []
+
+    def printer(line):
+        if 'hanging as process' in line:
+            hanging.append(int(line.split()[-1]))
+            if len(hanging) == 3:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    status = launcher.launch(stand_in('hang', 'hang'), 1, 2, exit_grace=5, printer=printer)
+    assert status == 128 + signal.SIGTERM
+    for pid in hanging:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_free_local_ports_are_distinct_ports():
+    ports = launcher.free_local_ports(5)
+    assert len(set(ports)) == 5
+    assert all(0 < port < 65536 for port in ports)
+
+
 def test_a_missing_training_script_is_an_error():
-    with pytest.raises(towers.TowersError, match='give the training script after "--"'):
-        launcher.main(['--ps', '1'])
+    finished = subprocess.run([sys.executable, SCRIPT, '--ps', '1'], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 1, finished.stderr
+    # TensorFlow's own start-up messages come first.
+    assert finished.stderr.splitlines()[-1].startswith(
+        'error: give the training script after "--"')

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 
+from models.datasets.kolektor import synthetic as kolektor_synthetic
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,8 +42,11 @@ def test_cifar10_script_trains_as_one_ps_and_two_workers_and_every_task_exits(tm
 
 
 def test_segdec_script_trains_both_stages_as_a_cluster_and_every_task_exits(tmp_path):
+    data_dir = str(tmp_path / 'kolektor')
+    kolektor_synthetic.write_dataset(data_dir, num_items=5, parts_per_item=4, height=256,
+                                     width=128, defect_fraction=0.3)
     output = launch(['scripts/train_segdec.py', '--image_height', '128', '--image_width', '64',
-                     '--max_steps', '4', '--decision_steps', '3',
+                     '--max_steps', '4', '--decision_steps', '3', '--data_dir', data_dir,
                      '--train_dir', str(tmp_path / 'train')], num_gpus=1)
     assert output.count('stage decision: until global step 7') == 2
     assert newest_checkpoint(tmp_path / 'train').get_tensor('global_step') == 7

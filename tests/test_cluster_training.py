@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import cluster_train_program
-from towers import cluster
+from towers import cluster, launcher
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,12 +75,12 @@ class Task:
 def start_task():
     """Starts processes of the program as cluster tasks; kills those left at the end."""
     tasks = []
-    ports = cluster.free_local_ports(3)
+    ports = launcher.free_local_ports(3)
     hosts = ['localhost:%d' % port for port in ports]
 
     def start(job_name, task_index, *flags):
         argv = ([sys.executable, PROGRAM, '--num_gpus', '2'] + list(flags)
-                + cluster.task_flags(hosts[:1], hosts[1:], job_name, task_index))
+                + launcher.task_flags(hosts[:1], hosts[1:], job_name, task_index))
         task = Task('%s%d' % (job_name, task_index), argv)
         tasks.append(task)
         return task

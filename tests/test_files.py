@@ -1,9 +1,13 @@
-"""Specification of atomic writes: a reader finds the old output or the whole new one."""
+"""Specification of atomic writes (a reader finds the old output or the whole new one) and of
+reading the JSON files that flags name."""
+import json
 import os
 
 import pytest
 
-from towers.files import write_directory_atomically, write_file_atomically
+from towers import TowersError
+from towers.files import (read_json, write_directory_atomically, write_file_atomically,
+                          write_json)
 
 
 def test_file_appears_whole_and_keeps_its_extension_while_written(tmp_path):
@@ -65,3 +69,30 @@ def test_failed_directory_write_leaves_nothing(tmp_path):
     with pytest.raises(OSError, match='disk full'):
         write_directory_atomically(str(tmp_path / 'set'), fail)
     assert os.listdir(tmp_path) == []
+
+
+def test_json_is_written_whole_indented_with_sorted_keys_and_a_final_newline(tmp_path):
+    path = tmp_path / 'results.json'
+    write_json(str(path), {'b': [1], 'average_precision': 0.5})
+    assert json.loads(path.read_text()) == {'average_precision': 0.5, 'b': [1]}
+    assert path.read_text() == '{\n  "average_precision": 0.5,\n  "b": [\n    1\n  ]\n}\n'
+    assert os.listdir(tmp_path) == ['results.json']
+
+
+def test_json_file_named_by_a_flag_is_read(tmp_path):
+    path = tmp_path / 'golden.json'
+    path.write_text('{"runs": {"1": 2}}')
+    assert read_json(str(path), '--golden') == {'runs': {'1': 2}}
+
+
+def test_missing_json_file_is_an_error_naming_flag_and_file(tmp_path):
+    path = str(tmp_path / 'missing.json')
+    with pytest.raises(TowersError, match=r'cannot read --golden .*missing\.json: No such file'):
+        read_json(path, '--golden')
+
+
+def test_file_that_is_not_json_is_an_error_naming_flag_and_file(tmp_path):
+    path = tmp_path / 'broken.json'
+    path.write_text('{"runs": ')
+    with pytest.raises(TowersError, match=r'--eval_golden .*broken\.json is not JSON'):
+        read_json(str(path), '--eval_golden')

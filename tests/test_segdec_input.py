@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from models import kolektor_input, kolektor_synthetic
+from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
 from towers import TowersError
 from towers.compat import tf
 
@@ -62,12 +62,12 @@ def test_mask_is_shrunk_to_the_input_dilated_and_pooled_to_one_eighth(tmp_path):
     mask[100, 60] = 255  # one pixel: (50, 30) at the 128x64 input, cell (6, 3) at 1/8
     _write_part(folder, 0, _grey(256, 128), mask)
     path = os.path.join(folder, 'Part0.jpg')
-    image, pixels, label = kolektor_input.read_part(path, 128, 64, dilate=1)
+    image, pixels, label = kolektor_input.read_part(path, 128, 64, dilate=1, stride=8)
     assert image.shape == (128, 64) and pixels.shape == (16, 8) and label == 1
     assert np.argwhere(pixels).tolist() == [[6, 3]]
     # Dilated by 5 at input size, the mark reaches rows 48..52 and columns 28..32: the cells
     # of rows 6 and columns 3 and 4.
-    dilated = kolektor_input.read_part(path, 128, 64, dilate=5)[1]
+    dilated = kolektor_input.read_part(path, 128, 64, dilate=5, stride=8)[1]
     assert np.argwhere(dilated).tolist() == [[6, 3], [6, 4]]
 
 

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from models import segdec
+from models.segdec import model as segdec
 from towers import TowersError
 from towers.compat import tf
 

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import towers
-from models import segdec
-from models.segdec_regression import regression_batch, regression_initial_values
+from models.segdec import model as segdec
+from models.segdec.recipe import SegDecRecipe
+from models.segdec.regression import regression_batch, regression_initial_values
 from towers.compat import tf
 
 # The smallest square input on which every layer gets a gradient: at 64x64 the decision net's
@@ -21,7 +22,7 @@ def _build(num_towers):
     inputs = (tf.placeholder(tf.float32, [num_towers, SIZE, SIZE, 1]),
               tf.placeholder(tf.float32, [num_towers, SIZE // 8, SIZE // 8, 1]),
               tf.placeholder(tf.int32, [num_towers]))
-    graph = segdec.build_train_graph(segdec.SegDecNet(), inputs, setup.tower_devices, 0.01)
+    graph = towers.assemble(SegDecRecipe(segdec.SegDecNet(), 0.01), lambda: inputs, setup)
     return graph, inputs, setup.config
 
 

@@ -2,6 +2,7 @@
 
     from towers import assign_to_device, average_gradients, build_towers
 """
+from towers.assembly import Recipe, Training, assemble, fit
 from towers.devices import DeviceSetup, PS_OPS, assign_to_device, configure_devices
 from towers.errors import LossDivergedError, TowersError
 from towers.gradients import average_gradients
@@ -9,7 +10,7 @@ from towers.replicate import Objective, Replicated, Tower, build_towers, split_b
 from towers.training import TrainResult, train
 
 __all__ = [
-    'DeviceSetup', 'LossDivergedError', 'Objective', 'PS_OPS', 'Replicated', 'Tower',
-    'TowersError', 'TrainResult', 'assign_to_device', 'average_gradients', 'build_towers',
-    'configure_devices', 'split_batch', 'train',
+    'DeviceSetup', 'LossDivergedError', 'Objective', 'PS_OPS', 'Recipe', 'Replicated', 'Tower',
+    'TowersError', 'TrainResult', 'Training', 'assemble', 'assign_to_device',
+    'average_gradients', 'build_towers', 'configure_devices', 'fit', 'split_batch', 'train',
 ]

@@ -7,113 +7,32 @@ their gradients locally and sends them to the parameter servers. With `--sync_re
 default) a `SyncReplicasOptimizer` aggregates one update per step from all workers; without it,
 each worker applies its own updates (asynchronous training).
 
-A training script wires it in with a few lines:
+A training script hands its work to `run_task`, which plays this process's role:
 
-    role = cluster.from_flags(args)        # after cluster.add_cluster_flags(parser)
-    if role.is_ps:
-        return role.serve()
-    setup = role.configure_devices(args.num_gpus, ...)   # as towers.configure_devices
-    ... build the graph on setup.tower_devices / setup.ps_device,
-        with the optimizer passed through role.wrap_optimizer ...
-    result = towers.train(..., config=setup.config, master=role.master,
-                          is_chief=role.is_chief, hooks=role.hooks)
-    if not result.interrupted:
-        role.finish()
+    def work(role, setup):                 # setup: this process's devices (a DeviceSetup)
+        return towers.fit(recipe, input_fn, setup, role, ...)   # a TrainResult
+    return cluster.run_task(args, work)    # args parsed with towers.flags.add_cluster_flags
 
-Without cluster flags `from_flags` returns a `SingleProcess`, whose members reproduce the
-single-process behaviour, so the same lines serve both.
+Without cluster flags the role is a `SingleProcess`, whose members reproduce the single-process
+behaviour, so the same lines serve both.
 
 Shutdown: a parameter server serves until every worker has called `finish`, then returns, so
 no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
 queue that lives on each parameter server (TensorFlow's own queues, no other channel).
 """
-import argparse
 import logging
-import re
-import socket
 import threading
 
-from towers import cli
+from towers import flags
 from towers.compat import tf
-from towers.devices import PS_OPS, DeviceSetup, configure_devices
-from towers.errors import TowersError
+from towers.devices import DeviceSetup, VariablePlacement, configure_devices
+from towers.errors import EXIT_INTERRUPTED, TowersError
+from towers.hooks import CloseSessionOnStopHook
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
-PS_JOB = 'ps'
-WORKER_JOB = 'worker'
-_HOST_PORT = re.compile(r'^[^\s:,]+:[0-9]{1,5}$')
-
-
-def _host_list(text):
-    """argparse type: comma-separated host:port entries, e.g. 'ps0:2222,ps1:2222'."""
-    hosts = [h.strip() for h in text.split(',') if h.strip()]
-    bad = [h for h in hosts if not _HOST_PORT.match(h)]
-    if bad:
-        raise argparse.ArgumentTypeError('expected comma-separated host:port entries, got %s'
-                                         % ', '.join(repr(h) for h in bad))
-    return hosts
-
-
-def _boolean(text):
-    """argparse type: true/false, yes/no, 1/0."""
-    value = text.lower()
-    if value in ('true', 'yes', '1'):
-        return True
-    if value in ('false', 'no', '0'):
-        return False
-    raise argparse.ArgumentTypeError('expected true or false, got %r' % text)
-
-
-def add_cluster_flags(parser):
-    """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
-    --sync_replicas (and --nosync_replicas)."""
-    group = parser.add_argument_group(
-        'cluster', 'Training across processes or machines; without these flags training runs '
-                   'in this process alone.')
-    group.add_argument('--job_name', choices=[PS_JOB, WORKER_JOB],
-                       help='This process is a parameter server (ps) or a worker.')
-    group.add_argument('--task_index', type=cli.non_negative_int, default=0,
-                       help='Index of this process in its job (worker 0 is the chief).')
-    group.add_argument('--ps_hosts', type=_host_list, default=[],
-                       help='Comma-separated host:port of the parameter servers.')
-    group.add_argument('--worker_hosts', type=_host_list, default=[],
-                       help='Comma-separated host:port of the workers.')
-    group.add_argument('--sync_replicas', type=_boolean, nargs='?', const=True, default=True,
-                       help='Aggregate the gradients of all workers into one update per step '
-                            '(default); --sync_replicas=false or --nosync_replicas lets each '
-                            'worker apply its own updates.')
-    group.add_argument('--nosync_replicas', dest='sync_replicas', action='store_false',
-                       help='Asynchronous training: each worker applies its own updates.')
-
-
-def task_flags(ps_hosts, worker_hosts, job_name, task_index):
-    """The command-line flags that make a training script task `task_index` of `job_name`.
-
-    Args:
-      ps_hosts, worker_hosts: lists of 'host:port'.
-      job_name: 'ps' or 'worker'.
-      task_index: index in that job.
-
-    Returns:
-      A list of argv strings for `add_cluster_flags`.
-    """
-    return ['--job_name', job_name, '--task_index', str(task_index),
-            '--ps_hosts', ','.join(ps_hosts), '--worker_hosts', ','.join(worker_hosts)]
-
-
-def free_local_ports(count):
-    """Returns `count` distinct TCP ports on localhost that were free a moment ago."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(('localhost', 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+PS_JOB = flags.PS_JOB
+WORKER_JOB = flags.WORKER_JOB
 
 
 def from_flags(args):
@@ -219,7 +138,7 @@ class ParameterServer:
         """Serves until every worker has called `Worker.finish` (or Ctrl-C).
 
         Returns:
-          The exit status: 0, or `cli.EXIT_INTERRUPTED` after Ctrl-C.
+          The exit status: 0, or `EXIT_INTERRUPTED` after Ctrl-C.
         """
         device = '/job:%s/task:%d' % (PS_JOB, self.task_index)
         config = tf.ConfigProto(device_filters=[device])
@@ -245,7 +164,7 @@ class ParameterServer:
                     # TensorFlow before the interpreter shuts down, or the process aborts.
                     sess.close()
                     waiter.join()
-                    return cli.EXIT_INTERRUPTED
+                    return EXIT_INTERRUPTED
         if errors:
             raise errors[0]
         log.info('ps %d: all %d worker(s) finished', self.task_index, self.num_workers)
@@ -380,53 +299,30 @@ class Worker:
         log.info('worker %d finished', self.task_index)
 
 
-class VariablePlacement:
-    """A worker's device function: variables round robin over the parameter servers, every
-    other op on the worker (its CPU, unless an inner `tf.device` says otherwise).
+def run_task(args, work):
+    """Plays this process's part in training, as the cluster flags say.
 
-    It serves as `ps_device` wherever the towers take one (`assign_to_device`,
-    `build_towers`, `Replicated.train_op`), and as the scope of everything built outside the
-    towers: `with tf.device(setup.ps_device)`.
+    A parameter server serves the variables until every worker is done. A worker (or a
+    process training alone) starts with the devices of `--num_gpus`, `--log_device_placement`,
+    `--intra_op_threads` and `--inter_op_threads`, calls `work(role, setup)`, and, unless
+    training was interrupted, tells the parameter servers that it has finished.
+
+    Args:
+      args: flags parsed with `towers.flags.add_device_flags` and `add_cluster_flags`.
+      work: a function (role, `DeviceSetup`) -> `TrainResult` of the last training run (with
+        `interrupted`); it builds the graph on `setup` and trains it with the role's `master`,
+        `is_chief`, `hooks`, `wrap_optimizer` and `once_per_step`, as `towers.fit` does.
+
+    Returns:
+      The process's exit status: 0, or `EXIT_INTERRUPTED` after Ctrl-C.
     """
-
-    def __init__(self, num_ps, worker_device):
-        self._num_ps = num_ps
-        self._ps_tasks = {}
-        self._setter = tf.train.replica_device_setter(
-            ps_tasks=num_ps, ps_device='/job:%s' % PS_JOB, worker_device=worker_device,
-            ps_ops=sorted(PS_OPS), ps_strategy=self._ps_task)
-
-    def _ps_task(self, op):
-        # A variable built in the towers inside a `tf.device(placement)` scope passes through
-        # this function twice (the towers' device function, then the scope); choosing by name
-        # keeps the round robin from counting it twice.
-        return self._ps_tasks.setdefault(op.name, len(self._ps_tasks) % self._num_ps)
-
-    def __call__(self, op):
-        return self._setter(op)
-
-    def __str__(self):
-        return '/job:%s (%d task(s), round robin)' % (PS_JOB, self._num_ps)
-
-
-class CloseSessionOnStopHook(tf.train.SessionRunHook):
-    """Closes the session as soon as its coordinator is asked to stop.
-
-    The SyncReplicas chief's queue runner waits in the gradient accumulators for the next
-    step's gradients; after the last step none come, so `MonitoredSession.close` would wait
-    its 120 s grace period for the thread, and the thread would then die of a CancelledError
-    reported as a failure. Closing the session the moment the stop is requested (after every
-    hook's `end`, so after the last checkpoint) cancels that wait at once, and since the stop
-    was already requested the coordinator does not count the cancellation as an error.
-    """
-
-    def after_create_session(self, session, coord):
-        closer = threading.Thread(target=self._close_on_stop, args=(session, coord),
-                                  name='close_session_on_stop', daemon=True)
-        coord.register_thread(closer)
-        closer.start()
-
-    @staticmethod
-    def _close_on_stop(session, coord):
-        coord.wait_for_stop()
-        session.close()
+    role = from_flags(args)
+    if role.is_ps:
+        return role.serve()
+    setup = role.configure_devices(args.num_gpus, args.log_device_placement,
+                                   intra_op_threads=args.intra_op_threads,
+                                   inter_op_threads=args.inter_op_threads)
+    if work(role, setup).interrupted:
+        return EXIT_INTERRUPTED
+    role.finish()
+    return 0

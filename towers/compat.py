@@ -24,7 +24,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
 MIN_TF_VERSION = (2, 16)
 NEWEST_TESTED_TF_VERSION = (2, 21)
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 
 class UnsupportedEnvironmentError(ImportError):

@@ -10,7 +10,7 @@ import logging
 from towers.compat import tf
 from towers.errors import TowersError
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 # Ops that hold state and must live on the parameter device. The classic list stopped at
 # `VariableV2`; resource variables (`VarHandleOp`), which TF 2 creates whenever v2 behaviour is
@@ -108,3 +108,33 @@ def configure_devices(num_gpus, log_device_placement=False, ps_device='/cpu:0',
     log.info('devices: %s', description)
     devices = ['/%s:%d' % (kind, i) for i in range(num_gpus)]
     return DeviceSetup(devices, ps_device, config, description)
+
+
+class VariablePlacement:
+    """A worker's device function: variables round robin over the parameter servers, every
+    other op on the worker (its CPU, unless an inner `tf.device` says otherwise).
+
+    It serves as `ps_device` wherever the towers take one (`assign_to_device`,
+    `build_towers`, `Replicated.train_op`), and as the scope of everything built outside the
+    towers: `with tf.device(setup.ps_device)`.
+    """
+
+    def __init__(self, num_ps, worker_device, ps_job='ps'):
+        self._num_ps = num_ps
+        self._ps_job = '/job:%s' % ps_job
+        self._ps_tasks = {}
+        self._setter = tf.train.replica_device_setter(
+            ps_tasks=num_ps, ps_device=self._ps_job, worker_device=worker_device,
+            ps_ops=sorted(PS_OPS), ps_strategy=self._ps_task)
+
+    def _ps_task(self, op):
+        # A variable built in the towers inside a `tf.device(placement)` scope passes through
+        # this function twice (the towers' device function, then the scope); choosing by name
+        # keeps the round robin from counting it twice.
+        return self._ps_tasks.setdefault(op.name, len(self._ps_tasks) % self._num_ps)
+
+    def __call__(self, op):
+        return self._setter(op)
+
+    def __str__(self):
+        return '%s (%d task(s), round robin)' % (self._ps_job, self._num_ps)

@@ -1,5 +1,9 @@
 """Errors that a user can act on: scripts print their message and exit non-zero, no traceback."""
 
+# Exit statuses of the scripts: a user error, and an interrupt (128 + SIGINT, as shells report).
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
 
 class TowersError(Exception):
     """Bad input, impossible flags or a failed run, with a message naming what is wrong."""

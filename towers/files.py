@@ -1,7 +1,11 @@
-"""Writing outputs so that no reader, and no later run, ever finds half of one."""
+"""Writing outputs so that no reader, and no later run, ever finds half of one; reading the
+JSON files that flags name."""
+import json
 import os
 import shutil
 import tempfile
+
+from towers.errors import TowersError
 
 
 def write_file_atomically(path, write):
@@ -55,3 +59,32 @@ def write_directory_atomically(path, write):
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_json(path, value):
+    """Writes `value` to `path` as JSON, indented, keys sorted, with a final newline, atomically.
+
+    Args:
+      path: the file to create or replace; its directory must exist.
+      value: a JSON-serialisable value (dicts, lists, strings, numbers, bools, None).
+    """
+    def write(temporary):
+        with open(temporary, 'w') as f:
+            json.dump(value, f, indent=2, sort_keys=True)
+            f.write('\n')
+    write_file_atomically(path, write)
+
+
+def read_json(path, flag):
+    """Returns the JSON value in the file `path`, given with `flag`.
+
+    Raises:
+      TowersError: naming the flag and the file, when it cannot be read or is not JSON.
+    """
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as err:
+        raise TowersError('cannot read %s %s: %s' % (flag, path, err.strerror))
+    except ValueError as err:
+        raise TowersError('%s %s is not JSON: %s' % (flag, path, err))

@@ -4,7 +4,7 @@ import logging
 from towers.compat import tf
 from towers.errors import TowersError
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 
 def average_gradients(tower_grads):

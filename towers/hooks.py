@@ -7,6 +7,7 @@ loop fetches after the train op.
 """
 import datetime
 import os
+import threading
 import time
 
 import numpy as np
@@ -184,3 +185,26 @@ class CheckpointHook(_StepHook):
     def _save(self, session, steps_done):
         self._saver.save(session, self._prefix, global_step=steps_done)
         self._last_saved = steps_done
+
+
+class CloseSessionOnStopHook(tf.train.SessionRunHook):
+    """Closes the session as soon as its coordinator is asked to stop.
+
+    The SyncReplicas chief's queue runner waits in the gradient accumulators for the next
+    step's gradients; after the last step none come, so `MonitoredSession.close` would wait
+    its 120 s grace period for the thread, and the thread would then die of a CancelledError
+    reported as a failure. Closing the session the moment the stop is requested (after every
+    hook's `end`, so after the last checkpoint) cancels that wait at once, and since the stop
+    was already requested the coordinator does not count the cancellation as an error.
+    """
+
+    def after_create_session(self, session, coord):
+        closer = threading.Thread(target=self._close_on_stop, args=(session, coord),
+                                  name='close_session_on_stop', daemon=True)
+        coord.register_thread(closer)
+        closer.start()
+
+    @staticmethod
+    def _close_on_stop(session, coord):
+        coord.wait_for_stop()
+        session.close()

@@ -104,6 +104,13 @@ class Replicated(collections.namedtuple(
                     self.grads[objective], global_step=global_step)
             return tf.group(apply_op, *extra_ops, name='train_op_%s' % objective)
 
+    def objective_loss(self, objective='total', tower=-1):
+        """The loss `objective` minimises in one tower (the last by default): the tower's
+        total loss, or the output the objective names."""
+        key = self.objectives[objective].loss
+        chosen = self.towers[tower]
+        return chosen.total_loss if key is None else chosen.outputs[key]
+
     @property
     def tower_losses(self):
         """List of each tower's total loss."""

@@ -12,7 +12,7 @@ import os
 from towers import hooks as hooks_lib
 from towers.compat import tf
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 # How often a worker other than the chief looks whether the chief has initialised the
 # variables. TensorFlow's `WorkerSessionCreator` looks every 30 s, so a worker started with

@@ -12,20 +12,19 @@ original and this project unchanged:
     global_step [] (float32), and '<variable>/ExponentialMovingAverage' for each of the ten.
 
 `inference` and `loss` are the tutorial's single-device functions; `tower_fn` is the model as
-`towers.build_towers` calls it; `build_train_graph` assembles the whole multi-tower training
-graph (schedule, optimizer, moving averages, summaries) for every caller that trains this model;
-`evaluation` and `variables_to_restore` are the evaluation's graph and what it restores.
+`towers.build_towers` calls it; `evaluation` and `variables_to_restore` are the evaluation's
+graph and what it restores. The training recipe (schedule, optimizer, moving averages,
+summaries) is in `models.cifar10.recipe`.
 
 The variables take the dtype of the images: float16 images (`--use_fp16`) give float16 weights.
 """
-import collections
 import re
 
 import numpy as np
 
-from models import cifar10_input
+from models.datasets.cifar10 import reader as cifar10_input
 from towers.compat import tf
-from towers.replicate import TOWER_NAME, build_towers
+from towers.replicate import TOWER_NAME
 
 IMAGE_SIZE = cifar10_input.IMAGE_SIZE
 NUM_CLASSES = cifar10_input.NUM_CLASSES
@@ -193,84 +192,6 @@ def tower_fn(batch):
     images, labels = batch
     logits = inference(images)
     return {'logits': logits, 'cross_entropy': _add_cross_entropy(logits, labels)}
-
-
-def learning_rate_decay_steps(batch_size, num_towers):
-    """Steps between learning-rate decays: 350 epochs of `batch_size * num_towers` batches."""
-    num_batches_per_epoch = NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN / batch_size / num_towers
-    return int(num_batches_per_epoch * NUM_EPOCHS_PER_DECAY)
-
-
-TrainGraph = collections.namedtuple(
-    'TrainGraph', ['train_op', 'loss', 'global_step', 'learning_rate', 'replicated',
-                   'variable_averages', 'summary_op'])
-TrainGraph.__doc__ = """The tutorial's multi-tower training graph.
-
-Attributes:
-  train_op: one step: applies the averaged gradients, increments `global_step` and updates the
-    moving averages of the weights.
-  loss: the last tower's total loss (scalar), which the tutorial logs.
-  global_step: the float32 scalar variable 'global_step'.
-  learning_rate: scalar, the decayed learning rate.
-  replicated: the `towers.Replicated` (tower losses, outputs, averaged gradients).
-  variable_averages: the `tf.train.ExponentialMovingAverage` of the trainable variables.
-  summary_op: the tutorial's summaries merged: tower losses and activations, learning rate,
-    histograms of the averaged gradients and of the variables.
-"""
-
-
-def build_train_graph(images, labels, devices, ps_device='/cpu:0', batch_size=BATCH_SIZE,
-                      num_towers=None, optimizer_wrapper=None, once_per_step=list):
-    """Builds the tutorial's training step on one tower per device.
-
-    Plain gradient descent with the learning rate 0.1 decayed by 0.1 every 350 epochs
-    (staircase), the decay steps divided by the number of towers; the averaged gradients are
-    applied on `ps_device` and grouped with moving averages (decay 0.9999) of the weights.
-    Creates no session.
-
-    Args:
-      images: [batch_size * len(devices), 24, 24, 3] float32 or float16, the global batch.
-      labels: [batch_size * len(devices)] int32.
-      devices: one device per tower, e.g. `towers.configure_devices(n).tower_devices`.
-      ps_device: where the variables, the schedule and the update live: a device string, or
-        a device function (e.g. `tf.train.replica_device_setter`); passed on as is.
-      batch_size: examples per tower, for the decay schedule.
-      num_towers: towers contributing to one step, for the decay schedule; `len(devices)` by
-        default (a cluster counts the towers of every worker).
-      optimizer_wrapper: None, or a function from the `GradientDescentOptimizer` to the
-        optimizer that should compute and apply the gradients (e.g. `SyncReplicasOptimizer`).
-      once_per_step: a function from the ops that must run once per global step (the moving
-        averages) to those this process's train op runs; all of them by default (a synchronous
-        cluster keeps them on the chief).
-
-    Returns:
-      A `TrainGraph`.
-    """
-    num_towers = num_towers or len(devices)
-    with tf.device(ps_device):
-        global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
-                                      trainable=False)
-        learning_rate = tf.train.exponential_decay(
-            INITIAL_LEARNING_RATE, global_step,
-            learning_rate_decay_steps(batch_size, num_towers),
-            LEARNING_RATE_DECAY_FACTOR, staircase=True)
-        optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-        if optimizer_wrapper is not None:
-            optimizer = optimizer_wrapper(optimizer)
-    replicated = build_towers(tower_fn, (images, labels), devices, optimizer,
-                              ps_device=ps_device)
-    with tf.device(ps_device):
-        summaries = list(replicated.summaries)
-        summaries.append(tf.summary.scalar('learning_rate', learning_rate))
-        for grad, var in replicated.grads['total']:
-            summaries.append(tf.summary.histogram(var.op.name + '/gradients', grad))
-        for var in tf.trainable_variables():
-            summaries.append(tf.summary.histogram(var.op.name, var))
-        variable_averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
-        averages_op = variable_averages.apply(tf.trainable_variables())
-        train_op = replicated.train_op('total', global_step, extra_ops=once_per_step([averages_op]))
-    return TrainGraph(train_op, replicated.tower_losses[-1], global_step, learning_rate,
-                      replicated, variable_averages, tf.summary.merge(summaries))
 
 
 def evaluation(images, labels):

@@ -11,7 +11,7 @@ import collections
 
 import numpy as np
 
-from models import segdec
+from models.segdec import model as segdec
 from towers.compat import tf
 from towers.devices import configure_devices
 

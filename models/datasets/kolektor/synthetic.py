@@ -15,12 +15,12 @@ from PIL import Image, ImageDraw, ImageFilter
 
 from towers.files import write_directory_atomically
 
-log = logging.getLogger('segdec')
+log = logging.getLogger(__name__)
 
 # Where the scripts keep the generated set when no --data_dir is given: the repository's
 # git-ignored data folder.
-DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'data',
-                           'kolektor_synthetic')
+_REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+DEFAULT_DIR = os.path.join(_REPOSITORY, 'data', 'kolektor_synthetic')
 NUM_ITEMS = 50
 PARTS_PER_ITEM = 8
 IMAGE_HEIGHT = 640

@@ -23,7 +23,7 @@ import numpy as np
 from towers.compat import tf
 from towers.errors import TowersError
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 IMAGE_SIZE = 24
 NUM_CLASSES = 10

@@ -18,10 +18,10 @@ import os
 
 import numpy as np
 
-from models import cifar10_input
+from models.datasets.cifar10 import reader as cifar10_input
 from towers.files import write_directory_atomically
 
-log = logging.getLogger('towers')
+log = logging.getLogger(__name__)
 
 GENERATED_DIR = 'cifar-10-batches-generated'
 RECORDS_PER_FILE = 2000

@@ -18,9 +18,9 @@ Batch norm uses the batch's statistics while training (`is_training=True`) and t
 statistics at test time. With one image per tower, as the paper trains, "the batch" is one
 image, so training-mode batch norm normalises each image by itself, which test mode cannot
 imitate. Two rules keep training and testing consistent:
-- `build_train_graph` runs each train op with the moving-statistics updates of its own scope
-  only, from tower 0 (tf-slim's model_deploy rule): the segment op leaves the decision net's
-  statistics alone and the decision op those of the segmentation net;
+- each train op runs the moving-statistics updates of its own scope only, from tower 0
+  (`towers.build_towers` applies tf-slim's model_deploy rule per objective): the segment op
+  leaves the decision net's statistics alone and the decision op those of the segmentation net;
 - `SegDecNet(frozen_segment=True)`, for the paper's second stage, runs the segmentation net in
   test mode while the decision net trains, so that the decision net learns from the very
   masks and features it will be given at test time. (In a trial on the generated data set,
@@ -34,7 +34,7 @@ import collections
 
 from towers.compat import slim, tf
 from towers.errors import TowersError
-from towers.replicate import Objective, build_towers
+from towers.replicate import Objective
 
 SEGMENT_SCOPE = 'segment'
 DECISION_SCOPE = 'decision'
@@ -194,62 +194,3 @@ def _decision_net(features, mask, num_logits):
                             tf.reduce_mean(mask, [1, 2]), tf.reduce_max(mask, [1, 2])], axis=1)
         return slim.fully_connected(pooled, num_logits, activation_fn=None,
                                     scope='fully_connected')
-
-
-TrainGraph = collections.namedtuple(
-    'TrainGraph', ['train_ops', 'losses', 'global_step', 'replicated'])
-TrainGraph.__doc__ = """SegDecNet's multi-tower training graph.
-
-Attributes:
-  train_ops: dict objective name (of 'total', 'segment', 'decision': those asked for) -> the
-    op of one step with that objective; each increments `global_step`.
-  losses: dict objective name -> the loss that objective minimises in the last tower (total,
-    pixel or class loss), which the training loop logs.
-  global_step: the int64 global step.
-  replicated: the `towers.Replicated` the ops share.
-"""
-
-
-def build_train_graph(net, batch, devices, learning_rate, ps_device='/cpu:0',
-                      objectives=tuple(OBJECTIVES), optimizer_wrapper=None):
-    """Builds one set of towers and the train ops of SegDecNet on them (all three by default).
-
-    Plain gradient descent, as in the paper. Each op runs, before its update, tower 0's
-    batch-norm updates of the variables it trains and no others: the segment op leaves the
-    decision net's moving statistics alone, and the decision op (stage 2, segmentation frozen)
-    those of the segmentation net.
-
-    Args:
-      net: a `SegDecNet`.
-      batch: the global batch (images [B, H, W, 1], pixel_labels [B, H/8, W/8, 1], labels [B]),
-        B a multiple of len(devices).
-      devices: one device per tower.
-      learning_rate: float or scalar tensor.
-      ps_device: where the variables live and the gradients are averaged: a device string or
-        a device function, passed on as is.
-      objectives: names from `OBJECTIVES` to build train ops for. A synchronous cluster builds
-        one, since `SyncReplicasOptimizer` applies gradients in one train op only.
-      optimizer_wrapper: None, or a function from the `GradientDescentOptimizer` to the
-        optimizer that computes and applies the gradients (e.g. `SyncReplicasOptimizer`).
-
-    Returns:
-      A `TrainGraph` whose `train_ops` hold the ops of `objectives`.
-    """
-    unknown = sorted(set(objectives) - set(OBJECTIVES))
-    if unknown:
-        raise TowersError('unknown SegDecNet train op(s) %s; expected some of %s'
-                          % (unknown, sorted(OBJECTIVES)))
-    with tf.device(ps_device):
-        global_step = tf.train.get_or_create_global_step()
-        optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-        if optimizer_wrapper is not None:
-            optimizer = optimizer_wrapper(optimizer)
-    replicated = build_towers(net.tower_fn, batch, devices, optimizer,
-                              {name: OBJECTIVES[name] for name in objectives},
-                              ps_device=ps_device)
-    train_ops = {name: replicated.train_op(name, global_step) for name in objectives}
-    last = replicated.towers[-1]
-    losses = {'total': last.total_loss, 'segment': last.outputs['pixel_loss'],
-              'decision': last.outputs['class_loss']}
-    return TrainGraph(train_ops, losses, global_step, replicated)
-

@@ -3,8 +3,9 @@
 The data set is one folder per item (`kos01` .. `kos50`), each holding grayscale images
 `Part0.jpg` .. `Part7.jpg` (about 500x1250) and masks `Part0_label.bmp` .. (non-zero = defect).
 `load_split` reads the items of one side of a split, resizes every image to the network's input,
-and turns each mask into the 1/8-resolution pixel labels (dilated first, as the paper's
-`dilate=5`) and an image label (any defect pixel). `training_inputs` streams the training
+and turns each mask into pixel labels at 1/`stride` of that resolution (dilated first, as the
+paper's `dilate=5`; SegDecNet's stride is 8, full-resolution segmentation's 1) and an image label
+(any defect pixel). `training_inputs` streams the training
 images to the towers with positive and negative images alternating, as the paper trains.
 """
 import collections
@@ -14,7 +15,6 @@ import re
 import numpy as np
 from PIL import Image, ImageFilter
 
-from models.segdec import OUTPUT_STRIDE
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -33,7 +33,7 @@ KolektorSplit.__doc__ = """The images of one side of a split, at the network's i
 
 Attributes:
   images: [n, H, W] uint8, grayscale.
-  pixel_labels: [n, H/8, W/8] uint8 in {0, 1}.
+  pixel_labels: [n, H/stride, W/stride] uint8 in {0, 1}.
   labels: [n] int32, 1 for an image with a defect.
   names: n strings '<item>/<part>', e.g. 'kos01/Part3'.
 """
@@ -90,17 +90,19 @@ def _open_grayscale(path, what):
         raise TowersError('cannot read %s %s: %s' % (what, path, err))
 
 
-def read_part(image_path, height, width, dilate=DILATE):
+def read_part(image_path, height, width, dilate=DILATE, stride=1):
     """Reads one image and its mask `<PartN>_label.bmp` at the network's input size.
 
     Args:
       image_path: path of 'PartN.jpg'.
-      height, width: input size, multiples of 8.
+      height, width: input size, multiples of `stride`.
       dilate: side of the square the mask is dilated with at input size (1: none).
+      stride: how many input pixels, in each direction, one pixel label covers.
 
     Returns:
       image: [height, width] uint8.
-      pixel_labels: [height/8, width/8] uint8, 1 where any pixel of the 8x8 cell is defect.
+      pixel_labels: [height/stride, width/stride] uint8, 1 where any pixel of the
+        stride x stride cell is defect.
       label: 1 when the full-size mask has any defect pixel, else 0.
 
     Raises:
@@ -117,8 +119,7 @@ def read_part(image_path, height, width, dilate=DILATE):
     small = binary.resize((width, height), Image.BOX)
     if dilate > 1:
         small = small.filter(ImageFilter.MaxFilter(dilate))
-    cells = (np.asarray(small) > 0).reshape(height // OUTPUT_STRIDE, OUTPUT_STRIDE,
-                                            width // OUTPUT_STRIDE, OUTPUT_STRIDE)
+    cells = (np.asarray(small) > 0).reshape(height // stride, stride, width // stride, stride)
     pixel_labels = cells.max(axis=(1, 3)).astype(np.uint8)
     resized = np.asarray(image.resize((width, height), Image.BILINEAR), np.uint8)
     return resized, pixel_labels, int(np.asarray(binary).any())
@@ -134,15 +135,15 @@ def _item_parts(data_dir, item):
     return [os.path.join(folder, name) for _, name in parts]
 
 
-def load_split(data_dir, subset, height, width, split='common', dilate=DILATE):
+def load_split(data_dir, subset, height, width, split='common', dilate=DILATE, stride=1):
     """Reads one side of a split of KolektorSDD.
 
     Args:
       data_dir: the folder holding the item folders.
       subset: 'train' or 'test'.
-      height, width: the network's input size, multiples of 8.
+      height, width: the network's input size, multiples of `stride`.
       split: see `split_items`.
-      dilate: see `read_part`.
+      dilate, stride: see `read_part`.
 
     Returns:
       A `KolektorSplit`, items in sorted order and parts by number.
@@ -151,9 +152,9 @@ def load_split(data_dir, subset, height, width, split='common', dilate=DILATE):
         raise TowersError('unknown subset %r; expected train or test' % subset)
     if dilate < 1 or dilate % 2 == 0:
         raise TowersError('the dilation must be an odd number of pixels, got %d' % dilate)
-    if height % OUTPUT_STRIDE or width % OUTPUT_STRIDE:
+    if height % stride or width % stride:
         raise TowersError('the input size %dx%d must be a multiple of %d in both directions'
-                          % (height, width, OUTPUT_STRIDE))
+                          % (height, width, stride))
     train_items, test_items = split_items(item_folders(data_dir), split)
     items = train_items if subset == 'train' else test_items
     if not items:
@@ -161,7 +162,7 @@ def load_split(data_dir, subset, height, width, split='common', dilate=DILATE):
     images, pixel_labels, labels, names = [], [], [], []
     for item in items:
         for path in _item_parts(data_dir, item):
-            image, pixels, label = read_part(path, height, width, dilate)
+            image, pixels, label = read_part(path, height, width, dilate, stride)
             images.append(image)
             pixel_labels.append(pixels)
             labels.append(label)
@@ -221,7 +222,7 @@ def training_inputs(data, num_towers, batch_size, seed=0):
 
     Returns:
       images: [B, H, W, 1] float32 in [0, 1].
-      pixel_labels: [B, H/8, W/8, 1] float32 in {0, 1}.
+      pixel_labels: [B, h, w, 1] float32 in {0, 1}, at the split's pixel-label resolution.
       labels: [B] int32.
     """
     height, width = data.images.shape[1:]
@@ -234,7 +235,7 @@ def training_inputs(data, num_towers, batch_size, seed=0):
 
     dataset = tf.data.Dataset.from_generator(examples, output_signature=(
         tf.TensorSpec([height, width, 1], tf.float32),
-        tf.TensorSpec([height // OUTPUT_STRIDE, width // OUTPUT_STRIDE, 1], tf.float32),
+        tf.TensorSpec(data.pixel_labels.shape[1:] + (1,), tf.float32),
         tf.TensorSpec([], tf.int32)))
     dataset = dataset.batch(num_towers * batch_size, drop_remainder=True).prefetch(2)
     return tf.data.make_one_shot_iterator(dataset).get_next()

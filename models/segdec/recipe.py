@@ -1,0 +1,74 @@
+"""How SegDecNet trains: plain gradient descent, and the paper's two-stage schedule.
+
+The paper trains the segmentation net on the pixel loss first, then the decision net on the
+class loss with the segmentation net frozen (batch norm included). Each stage is its own
+graph: `SegDecRecipe(SegDecNet(frozen_segment=True), ...)` for the second.
+"""
+import math
+
+from models.segdec import model
+from towers.assembly import Recipe
+from towers.errors import TowersError
+
+TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
+# The default schedule: the paper's learning rate for cross entropy, and as many epochs (one
+# epoch being as many images as the training split holds) as the generated set needs at
+# 320x128 to reach an average precision near 0.99 (see README). A decision step costs about a
+# third of a segment step, since the frozen segmentation net only runs forward.
+SEGMENT_EPOCHS = 1.5
+DECISION_EPOCHS = 2.0
+LEARN_RATE = 0.1
+
+
+class SegDecRecipe(Recipe):
+    """SegDecNet's three train ops ('total', 'segment', 'decision') at a fixed learning rate.
+
+    Each op runs, before its update, tower 0's batch-norm updates of the variables it trains
+    and no others.
+    """
+    objectives = model.OBJECTIVES
+
+    def __init__(self, net, learning_rate=LEARN_RATE):
+        """Args:
+          net: a `model.SegDecNet`.
+          learning_rate: of plain gradient descent, a float or a scalar tensor.
+        """
+        self.net = net
+        self._learning_rate = learning_rate
+
+    def learning_rate(self, global_step, num_towers):
+        return self._learning_rate
+
+    def tower_fn(self, batch):
+        return self.net.tower_fn(batch)
+
+
+def stages(train_mode, num_images, global_batch, epochs=None, max_steps=None,
+           decision_epochs=DECISION_EPOCHS, decision_steps=None):
+    """The stages of a training: (objective, steps) for each, in order.
+
+    Args:
+      train_mode: 'two_stage' (segment, then decision with the segmentation frozen), or the
+        one objective to train ('segment', 'decision', 'total').
+      num_images: images of the training split: one epoch.
+      global_batch: images per step.
+      epochs, max_steps: the length of the first (or only) stage, in epochs or steps; the
+        defaults are `SEGMENT_EPOCHS` (`DECISION_EPOCHS` for 'decision').
+      decision_epochs, decision_steps: the length of the decision stage of 'two_stage'.
+
+    Returns:
+      A list of (objective, steps).
+    """
+    if train_mode not in TRAIN_MODES:
+        raise TowersError('unknown SegDecNet train mode %r; expected one of %s'
+                          % (train_mode, ', '.join(TRAIN_MODES)))
+
+    def stage(objective, stage_epochs, fixed_steps):
+        return objective, fixed_steps or max(1, int(math.ceil(stage_epochs * num_images
+                                                              / global_batch)))
+
+    if train_mode == 'two_stage':
+        return [stage('segment', epochs or SEGMENT_EPOCHS, max_steps),
+                stage('decision', decision_epochs, decision_steps)]
+    default_epochs = DECISION_EPOCHS if train_mode == 'decision' else SEGMENT_EPOCHS
+    return [stage(train_mode, epochs or default_epochs, max_steps)]

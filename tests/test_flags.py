@@ -1,0 +1,76 @@
+"""Specification of the scripts' flags: absl's syntax, as the originals' `tf.app.flags` took it."""
+import argparse
+
+import pytest
+
+from towers import flags
+
+
+def parser():
+    result = flags.FlagParser()
+    result.add_boolean('run_once', False, 'Whether to run eval only once.')
+    result.add_boolean('sync_replicas', True, 'Synchronous updates.')
+    result.add_argument('--max_steps', type=flags.positive_int, default=10)
+    result.add_argument('--train_dir', default='/tmp/train')
+    return result
+
+
+@pytest.mark.parametrize('argv, run_once', [
+    ([], False), (['--run_once'], True), (['--run_once=True'], True),
+    (['--run_once=true'], True), (['--run_once=1'], True), (['--run_once=t'], True),
+    (['--run_once=False'], False), (['--run_once=false'], False), (['--run_once=0'], False),
+    (['--norun_once'], False), (['--run_once', 'False'], False), (['-run_once=True'], True)])
+def test_booleans_take_every_spelling_absl_took(argv, run_once):
+    assert parser().parse_args(argv).run_once is run_once
+
+
+def test_a_boolean_that_defaults_to_true_is_turned_off_by_its_no_form():
+    assert parser().parse_args([]).sync_replicas is True
+    assert parser().parse_args(['--nosync_replicas']).sync_replicas is False
+
+
+def test_single_dash_long_flags_are_read_as_double_dash():
+    args = parser().parse_args(['-max_steps=5', '-train_dir', '/data/run'])
+    assert (args.max_steps, args.train_dir) == (5, '/data/run')
+
+
+def test_a_flagfile_gives_its_flags_in_place_with_comments_and_nested_files(tmp_path):
+    inner = tmp_path / 'inner.flags'
+    inner.write_text('--max_steps=7\n')
+    outer = tmp_path / 'train.flags'
+    outer.write_text('# a comment\n// another\n\n--run_once=True\n--flagfile=%s\n' % inner)
+    args = parser().parse_args(['--flagfile=%s' % outer, '--train_dir', '/x'])
+    assert (args.run_once, args.max_steps, args.train_dir) == (True, 7, '/x')
+    # Flags after the file override it, as absl reads them in order.
+    assert parser().parse_args(['--flagfile', str(outer), '--max_steps=3']).max_steps == 3
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--run_once=maybe'], r"argument --run_once: expected true or false, got 'maybe'"),
+    (['--max_steps=0'], r'argument --max_steps: expected a number >= 1, got 0'),
+    (['--learning_rate=0.1'], r'unrecognized arguments: --learning_rate=0.1'),
+    (['--flagfile=/nonexistent/train.flags'],
+     r'cannot read --flagfile /nonexistent/train.flags: No such file'),
+])
+def test_bad_flags_raise_one_error_naming_the_flag(argv, message):
+    with pytest.raises(flags.FlagError, match=message):
+        parser().parse_args(argv)
+
+
+def test_a_flagfile_that_includes_itself_is_an_error(tmp_path):
+    looping = tmp_path / 'loop.flags'
+    looping.write_text('--flagfile=%s\n' % looping)
+    with pytest.raises(flags.FlagError, match='includes itself'):
+        parser().parse_args(['--flagfile=%s' % looping])
+
+
+@pytest.mark.parametrize('parse, text, message', [
+    (flags.positive_int, '0', 'expected a number >= 1, got 0'),
+    (flags.non_negative_int, '-1', 'expected a number >= 0, got -1'),
+    (flags.positive_int, 'two', "expected a whole number, got 'two'"),
+    (flags.positive_float, '0', 'expected a number > 0, got 0'),
+    (flags.host_list, 'localhost', "expected comma-separated host:port entries, got 'localhost'"),
+])
+def test_flag_types_refuse_values_out_of_range_saying_what_was_expected(parse, text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        parse(text)

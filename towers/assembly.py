@@ -1,0 +1,168 @@
+"""Assembling a training step around a model: the one place that does it for every model.
+
+A model supplies only what is its own, as a `Recipe`: the tower function, the learning-rate
+schedule, the optimizer, the ops to run once per step and extra summaries. `assemble` does the
+rest, as tf-slim's `model_deploy.deploy` and tf_cnn_benchmarks' `BenchmarkCNN` do: the global step
+and the optimizer on the parameter device, the process's role in a cluster (the optimizer
+wrapped for synchronous workers, once-per-step ops kept where they belong), one set of towers and
+a train op per objective. `fit` assembles in a new graph and runs the training loop:
+
+    class MyRecipe(towers.Recipe):
+        def tower_fn(self, batch): ...           # builds one tower, adds its losses
+        def learning_rate(self, global_step, num_towers): return 0.1
+
+    def work(role, setup):
+        return towers.fit(MyRecipe(), lambda: my_inputs(global_batch), setup, role,
+                          train_dir, max_steps, examples_per_step=global_batch)
+    status = towers.cluster.run_task(args, work)
+"""
+import collections
+
+from towers import training as training_loop
+from towers.cluster import SingleProcess
+from towers.compat import tf
+from towers.errors import TowersError
+from towers.replicate import TOTAL, build_towers
+
+
+class Recipe:
+    """What a model trains with, without devices, sessions or clusters.
+
+    Subclass it and override `tower_fn` and `learning_rate`; the other members have the
+    defaults of most 2016-2019 recipes. The constructor holds only configuration; `assemble`
+    calls the members in the order they are listed here.
+
+    Attributes:
+      objectives: dict name -> `towers.Objective`: the train ops the model offers (one set of
+        towers computes the gradients of all of them). The default is 'total': each tower's
+        total loss over every trainable variable.
+    """
+    objectives = TOTAL
+
+    def create_global_step(self):
+        """Makes the global step (on the parameter device); an int64 by default."""
+        return tf.train.get_or_create_global_step()
+
+    def learning_rate(self, global_step, num_towers):
+        """The learning rate: a float or a scalar tensor of `global_step`.
+
+        Args:
+          global_step: the global step variable.
+          num_towers: towers whose gradients make one update (every worker's in a synchronous
+            cluster): for schedules counted in epochs.
+        """
+        raise NotImplementedError
+
+    def optimizer(self, learning_rate):
+        """The `tf.train.Optimizer` (plain gradient descent by default)."""
+        return tf.train.GradientDescentOptimizer(learning_rate)
+
+    def tower_fn(self, batch):
+        """Builds one tower on its shard of the batch, as `towers.build_towers` calls it."""
+        raise NotImplementedError
+
+    def once_per_step_ops(self, global_step):
+        """Ops that must run once per global step with the update, e.g. moving averages of the
+        weights; called after the towers are built. None by default."""
+        return []
+
+    def summaries(self, replicated, learning_rate):
+        """Summaries besides the towers' losses and the learning rate. None by default.
+
+        Args:
+          replicated: the `towers.Replicated`.
+          learning_rate: as returned by `learning_rate`.
+        """
+        return []
+
+
+Training = collections.namedtuple(
+    'Training', ['train_ops', 'losses', 'global_step', 'learning_rate', 'replicated',
+                 'summary_op'])
+Training.__doc__ = """An assembled training step.
+
+Attributes:
+  train_ops: dict objective name -> the op of one step with that objective: it applies the
+    averaged gradients, increments `global_step` and runs the once-per-step ops.
+  losses: dict objective name -> the last tower's loss of that objective (scalar), which the
+    training loop logs, as the tutorials did.
+  global_step: the global step variable.
+  learning_rate: the learning rate (a tensor or a float).
+  replicated: the `towers.Replicated` the ops share.
+  summary_op: the towers' loss summaries, the learning rate and the recipe's summaries, merged.
+"""
+
+
+def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=None):
+    """Builds the training step of `recipe` on the devices of `setup` in the default graph.
+
+    Args:
+      recipe: a `Recipe`.
+      input_fn: a function of no arguments returning the global batch (a tensor or a nested
+        structure of tensors); called on the parameter device, after the global step exists.
+      setup: a `towers.DeviceSetup`: the tower devices and the parameter device.
+      role: the process's role from `towers.cluster` (a process training alone by default).
+      objectives: names of `recipe.objectives` to build train ops for; all of them by
+        default. A synchronous cluster builds one, since `SyncReplicasOptimizer` applies
+        gradients in one train op only.
+      num_towers: towers contributing to one update, for the schedule; the towers of `setup`
+        times the workers the role aggregates by default.
+
+    Returns:
+      A `Training`.
+    """
+    role = role or SingleProcess()
+    names = list(recipe.objectives) if objectives is None else list(objectives)
+    unknown = sorted(set(names) - set(recipe.objectives))
+    if unknown or not names:
+        raise TowersError('unknown train op(s) %s; %s offers %s'
+                          % (unknown, type(recipe).__name__, sorted(recipe.objectives)))
+    if num_towers is None:
+        num_towers = len(setup.tower_devices) * role.replicas_to_aggregate
+    with tf.device(setup.ps_device):
+        global_step = recipe.create_global_step()
+        inputs = input_fn()
+        learning_rate = recipe.learning_rate(global_step, num_towers)
+        optimizer = role.wrap_optimizer(recipe.optimizer(learning_rate))
+    replicated = build_towers(recipe.tower_fn, inputs, setup.tower_devices, optimizer,
+                              {name: recipe.objectives[name] for name in names},
+                              ps_device=setup.ps_device)
+    with tf.device(setup.ps_device):
+        summaries = list(replicated.summaries)
+        summaries.append(tf.summary.scalar('learning_rate', learning_rate))
+        summaries += recipe.summaries(replicated, learning_rate)
+        extra_ops = role.once_per_step(recipe.once_per_step_ops(global_step))
+        train_ops = {name: replicated.train_op(name, global_step, extra_ops=extra_ops)
+                     for name in names}
+    losses = {name: replicated.objective_loss(name) for name in names}
+    return Training(train_ops, losses, global_step, learning_rate, replicated,
+                    tf.summary.merge(summaries))
+
+
+def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
+        objective=None, **loop_options):
+    """Assembles `recipe` in a new graph and trains it with `towers.train` to `max_steps`.
+
+    Args:
+      recipe, input_fn, setup, role: as for `assemble`.
+      train_dir: checkpoints and event files; a checkpoint there is resumed.
+      max_steps: the global step to stop at.
+      examples_per_step: the global batch of this process, for examples/sec.
+      objective: the train op to run; the recipe's only objective by default.
+      **loop_options: further arguments of `towers.train` (intervals, printer, ...).
+
+    Returns:
+      The `towers.TrainResult`.
+    """
+    if objective is None:
+        if len(recipe.objectives) != 1:
+            raise TowersError('%s offers several train ops (%s): name the one to run'
+                              % (type(recipe).__name__, sorted(recipe.objectives)))
+        objective = next(iter(recipe.objectives))
+    with tf.Graph().as_default():
+        training = assemble(recipe, input_fn, setup, role, objectives=[objective])
+        return training_loop.train(
+            training.train_ops[objective], training.losses[objective], training.global_step,
+            train_dir, max_steps, examples_per_step, num_towers=len(setup.tower_devices),
+            config=setup.config, summary_op=training.summary_op, master=role.master,
+            is_chief=role.is_chief, hooks=role.hooks, **loop_options)

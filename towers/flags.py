@@ -1,0 +1,180 @@
+"""Command-line flags of every script, parsed as the originals' `tf.app.flags` (absl) parsed them.
+
+The TF1 tutorials defined their flags with `tf.app.flags`, that is absl, so their users wrote
+`--log_device_placement=True`, `--run_once=true`, `--nouse_fp16`, `-num_gpus=4` or
+`--flagfile=train.flags`. `FlagParser` is an `argparse.ArgumentParser` that accepts all of these:
+
+    parser = flags.FlagParser(description='...')
+    parser.add_boolean('run_once', False, 'Whether to run eval only once.')
+    flags.add_device_flags(parser)
+    args = parser.parse_args(argv)
+
+A bad value, an unknown flag or an unreadable flag file raises `FlagError`, which the scripts'
+runner (`towers.cli.run`) prints as one `error: ...` line, exiting with status 1.
+"""
+import argparse
+import re
+
+from towers.errors import TowersError
+
+PS_JOB = 'ps'
+WORKER_JOB = 'worker'
+
+# absl's spellings of a boolean value, plus yes/no.
+_TRUE = ('true', 't', '1', 'yes')
+_FALSE = ('false', 'f', '0', 'no')
+_HOST_PORT = re.compile(r'^[^\s:,]+:[0-9]{1,5}$')
+_COMMENT = ('#', '//')
+
+
+class FlagError(TowersError):
+    """A flag's value is malformed, a flag is unknown, or a flag file cannot be read."""
+
+
+def _int_at_least(text, minimum):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
+    if value < minimum:
+        raise argparse.ArgumentTypeError('expected a number >= %d, got %d' % (minimum, value))
+    return value
+
+
+def positive_int(text):
+    """Flag type: an integer >= 1."""
+    return _int_at_least(text, 1)
+
+
+def non_negative_int(text):
+    """Flag type: an integer >= 0."""
+    return _int_at_least(text, 0)
+
+
+def positive_float(text):
+    """Flag type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('expected a number, got %r' % text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError('expected a number > 0, got %s' % text)
+    return value
+
+
+def boolean(text):
+    """Flag type: true/false as absl reads them (true, t, 1 / false, f, 0; any case), yes/no."""
+    value = text.lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError('expected true or false, got %r' % text)
+
+
+def host_list(text):
+    """Flag type: comma-separated host:port entries, e.g. 'ps0:2222,ps1:2222'."""
+    hosts = [h.strip() for h in text.split(',') if h.strip()]
+    bad = [h for h in hosts if not _HOST_PORT.match(h)]
+    if bad:
+        raise argparse.ArgumentTypeError('expected comma-separated host:port entries, got %s'
+                                         % ', '.join(repr(h) for h in bad))
+    return hosts
+
+
+class FlagParser(argparse.ArgumentParser):
+    """An `ArgumentParser` with absl's flag syntax.
+
+    On top of argparse it reads `--flagfile=FILE` (one flag per line, `#` and `//` comments,
+    nested flag files), takes `-name=value` for `--name=value`, gives booleans made with
+    `add_boolean` the forms `--name`, `--name=true|false` and `--noname`, and reports every
+    error as a `FlagError` instead of printing usage and exiting with status 2.
+    """
+
+    def add_boolean(self, name, default, help, group=None):
+        """Adds the boolean flag `--name` (also `--name=VALUE` and `--noname`).
+
+        Args:
+          name: the flag's name without dashes; the parsed value is `args.<name>`.
+          default: its value when the flag is not given.
+          help: what it does.
+          group: an argument group of this parser to list it in, or None.
+        """
+        target = group or self
+        target.add_argument('--' + name, type=boolean, nargs='?', const=True, default=default,
+                            metavar='true|false', help=help + ' (default %s)' % default)
+        target.add_argument('--no' + name, dest=name, action='store_false',
+                            help=argparse.SUPPRESS)
+
+    def parse_args(self, args=None, namespace=None):
+        if args is None:
+            raise FlagError('FlagParser.parse_args needs the argument list')
+        return super().parse_args(self._absl_argv(list(args), set()), namespace)
+
+    def error(self, message):
+        raise FlagError(message)
+
+    def _absl_argv(self, argv, open_files):
+        """`argv` with flag files expanded and single-dash long flags given two dashes."""
+        expanded = []
+        tokens = iter(argv)
+        for token in tokens:
+            if token == '--':
+                expanded.append(token)
+                expanded.extend(tokens)
+                break
+            name = token.split('=', 1)[0]
+            if name in ('--flagfile', '-flagfile'):
+                path = token.split('=', 1)[1] if '=' in token else next(tokens, None)
+                if not path:
+                    raise FlagError('--flagfile needs a file name')
+                expanded.extend(self._absl_argv(self._read_flagfile(path, open_files),
+                                                open_files | {path}))
+            elif (re.match(r'^-[A-Za-z]\w+', token)
+                  and '-' + name in self._option_string_actions):
+                expanded.append('-' + token)
+            else:
+                expanded.append(token)
+        return expanded
+
+    @staticmethod
+    def _read_flagfile(path, open_files):
+        if path in open_files:
+            raise FlagError('--flagfile %s includes itself' % path)
+        try:
+            with open(path) as f:
+                lines = [line.strip() for line in f]
+        except OSError as err:
+            raise FlagError('cannot read --flagfile %s: %s' % (path, err.strerror))
+        return [line for line in lines if line and not line.startswith(_COMMENT)]
+
+
+def add_device_flags(parser):
+    """Adds the tutorial's `--num_gpus` and `--log_device_placement`, and thread-pool sizes."""
+    parser.add_argument('--num_gpus', type=positive_int, default=1,
+                        help='How many towers (GPUs) to use. With fewer GPUs, GPUs are split '
+                             'into logical GPUs; with none, virtual CPU devices are used.')
+    parser.add_boolean('log_device_placement', False, 'Whether to log device placement.')
+    parser.add_argument('--intra_op_threads', type=non_negative_int, default=0,
+                        help='Threads inside one op; 0 lets TensorFlow choose.')
+    parser.add_argument('--inter_op_threads', type=non_negative_int, default=0,
+                        help='Ops run at once; 0 lets TensorFlow choose.')
+
+
+def add_cluster_flags(parser):
+    """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
+    --sync_replicas (and --nosync_replicas)."""
+    group = parser.add_argument_group(
+        'cluster', 'Training across processes or machines; without these flags training runs '
+                   'in this process alone.')
+    group.add_argument('--job_name', choices=[PS_JOB, WORKER_JOB],
+                       help='This process is a parameter server (ps) or a worker.')
+    group.add_argument('--task_index', type=non_negative_int, default=0,
+                       help='Index of this process in its job (worker 0 is the chief).')
+    group.add_argument('--ps_hosts', type=host_list, default=[],
+                       help='Comma-separated host:port of the parameter servers.')
+    group.add_argument('--worker_hosts', type=host_list, default=[],
+                       help='Comma-separated host:port of the workers.')
+    parser.add_boolean('sync_replicas', True,
+                       'Aggregate the gradients of all workers into one update per step; '
+                       '--nosync_replicas lets each worker apply its own updates.', group=group)

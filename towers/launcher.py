@@ -1,0 +1,224 @@
+"""A whole training cluster on this machine: its processes started, watched and stopped.
+
+    status = launcher.launch(['scripts/train_cifar10_multi_gpu.py', '--max_steps', '1000'],
+                             num_ps=1, num_workers=2, num_gpus=2)
+
+`launch` picks free localhost ports, starts the parameter servers and workers as processes of
+the training command with their cluster flags (`task_flags`), prints each process's output
+lines with its role as prefix ('[ps0] ', '[worker1] ', and '[launcher] ' for its own), and
+returns the cluster's exit status once it is over.
+"""
+import functools
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from towers import flags
+from towers.errors import EXIT_INTERRUPTED
+
+EXIT_HUNG = 1
+EXIT_TIMEOUT = 124
+
+
+def task_flags(ps_hosts, worker_hosts, job_name, task_index):
+    """The command-line flags that make a training script task `task_index` of `job_name`.
+
+    Args:
+      ps_hosts, worker_hosts: lists of 'host:port'.
+      job_name: 'ps' or 'worker'.
+      task_index: index in that job.
+
+    Returns:
+      A list of argv strings for `towers.flags.add_cluster_flags`.
+    """
+    return ['--job_name', job_name, '--task_index', str(task_index),
+            '--ps_hosts', ','.join(ps_hosts), '--worker_hosts', ','.join(worker_hosts)]
+
+
+def free_local_ports(count):
+    """Returns `count` distinct TCP ports on localhost that were free a moment ago."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(('localhost', 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace=60.0,
+           printer=functools.partial(print, flush=True)):
+    """Runs a cluster of `num_ps` parameter servers and `num_workers` workers on localhost.
+
+    Every task is a process of `command` with `--num_gpus` (when given) and its `task_flags`
+    appended. The first task to exit with a non-zero status ends the cluster: the others are
+    terminated. Ctrl-C (which reaches every process of the terminal) gives the tasks
+    `exit_grace` seconds to exit by themselves; SIGTERM to the launcher, taken while `launch`
+    runs in the main thread, terminates them.
+
+    Args:
+      command: the training program and its flags, e.g. ['scripts/train.py', '--max_steps',
+        '10']; a program ending in '.py' is run by this Python interpreter.
+      num_ps, num_workers: how many tasks of each job (at least 1).
+      num_gpus: towers per worker, passed on as `--num_gpus`; None passes nothing.
+      timeout: seconds after which every task is terminated; None for no limit.
+      exit_grace: seconds a parameter server may run on after every worker has finished,
+        and seconds a task may take to exit once terminated (or after Ctrl-C) before it is
+        killed.
+      printer: called with each output line, without its newline, one line at a time;
+        by default the line is printed to standard output.
+
+    Returns:
+      The exit status: 0 when every task exited with 0; else the first non-zero status of a
+      task (128 + N for a task killed by signal N), `EXIT_HUNG` when a parameter server still
+      ran `exit_grace` seconds after the workers finished, `EXIT_TIMEOUT` after `timeout`,
+      `EXIT_INTERRUPTED` after Ctrl-C, or 128 + SIGTERM after SIGTERM.
+    """
+    hosts = ['localhost:%d' % port for port in free_local_ports(num_ps + num_workers)]
+    ps_hosts, worker_hosts = hosts[:num_ps], hosts[num_ps:]
+    console = _Console(printer)
+    exits = queue.Queue()
+    console.print('launcher', 'ps: %s; workers: %s' % (','.join(ps_hosts),
+                                                       ','.join(worker_hosts)))
+    tasks = []
+    restore_sigterm = _raise_on_sigterm()
+    try:
+        for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers)):
+            for index in range(count):
+                argv = _task_argv(command, num_gpus,
+                                  task_flags(ps_hosts, worker_hosts, job, index))
+                tasks.append(_Task('%s%d' % (job, index), argv, exits, console))
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return _wait(tasks, exits, deadline, exit_grace, console)
+    except KeyboardInterrupt:
+        # Ctrl-C reached every process of the terminal's process group: give them the grace
+        # period to write their last checkpoint and exit.
+        console.print('launcher', 'interrupted; waiting for the processes to stop')
+        end = time.monotonic() + exit_grace
+        for task in tasks:
+            task.wait_until(end)
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        return _exit_status(-signal.SIGTERM)
+    finally:
+        for task in tasks:
+            task.stop(exit_grace)
+        restore_sigterm()
+
+
+class _Console:
+    """Passes whole lines from several threads to one printer, each with its source's prefix."""
+
+    def __init__(self, printer):
+        self._printer = printer
+        self._lock = threading.Lock()
+
+    def print(self, source, line):
+        with self._lock:
+            self._printer('[%s] %s' % (source, line))
+
+
+class _Task:
+    """One process of the cluster, its output streamed line by line to the console."""
+
+    def __init__(self, name, argv, exits, console):
+        self.name = name
+        self.is_worker = name.startswith(flags.WORKER_JOB)
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True, errors='replace',
+                                        env=dict(os.environ, PYTHONUNBUFFERED='1'))
+        self._reader = threading.Thread(target=self._stream, args=(exits, console),
+                                        daemon=True)
+        self._reader.start()
+
+    def _stream(self, exits, console):
+        for line in self.process.stdout:
+            console.print(self.name, line.rstrip('\n'))
+        exits.put((self, self.process.wait()))
+
+    def wait_until(self, end):
+        """Waits for the process to exit until `end` (a `time.monotonic()` time)."""
+        try:
+            self.process.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+
+    def stop(self, grace):
+        """Terminates the process if it still runs, and kills it after `grace` seconds."""
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()
+        self.wait_until(time.monotonic() + grace)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class _Terminated(Exception):
+    """The launcher received SIGTERM."""
+
+
+def _raise_on_sigterm():
+    """Makes SIGTERM raise `_Terminated` in the main thread; returns what undoes it.
+
+    By default SIGTERM would end the launcher at once and leave its tasks running; as an
+    exception it unwinds through `launch`, which terminates them.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # only the main thread may set signal handlers
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_status(returncode):
+    # A process killed by signal N reports -N; shells report 128 + N.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _task_argv(command, num_gpus, cluster_flags):
+    argv = list(command)
+    if argv[0].endswith('.py'):
+        argv.insert(0, sys.executable)
+    if num_gpus is not None:
+        argv += ['--num_gpus', str(num_gpus)]
+    return argv + cluster_flags
+
+
+def _wait(tasks, exits, deadline, exit_grace, console):
+    """Waits for the tasks to exit; returns the launcher's exit status."""
+    running = set(tasks)
+    grace_end = None
+    while running:
+        ends = [t for t in (deadline, grace_end) if t is not None]
+        try:
+            task, returncode = exits.get(timeout=max(0.0, min(ends) - time.monotonic())
+                                         if ends else None)
+        except queue.Empty:
+            stuck = ', '.join(sorted(t.name for t in running))
+            if deadline is not None and time.monotonic() >= deadline:
+                console.print('launcher', 'timed out; terminating %s' % stuck)
+                return EXIT_TIMEOUT
+            console.print('launcher', '%s still running %.0f s after the workers finished; '
+                                      'terminating' % (stuck, exit_grace))
+            return EXIT_HUNG
+        running.discard(task)
+        if returncode:
+            console.print('launcher', '%s exited with status %d; terminating the others'
+                          % (task.name, returncode))
+            return _exit_status(returncode)
+        if grace_end is None and not any(t.is_worker for t in running):
+            grace_end = time.monotonic() + exit_grace
+    console.print('launcher', 'every process exited with status 0')
+    return 0
