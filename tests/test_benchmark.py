@@ -1,6 +1,5 @@
 """Specification of the throughput benchmark: its results file, FLOP counting, timing blocks,
-targets, and the MirroredStrategy step it compares towers with."""
-import importlib.util
+targets, and the model registry it measures through."""
 import json
 import os
 
@@ -8,19 +7,12 @@ import numpy as np
 import pytest
 
 import towers
-from models import cifar10
-from models import cifar10_input
+from models import registry
+from models.datasets.cifar10 import reader as cifar10_input
+from models.datasets.kolektor import synthetic as kolektor_synthetic
 from towers import benchmark
+from towers.benchmarks import report, suite
 from towers.compat import tf
-
-SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, 'scripts', 'benchmark.py')
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location('benchmark_script', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def write_tiny_cifar(data_dir, records_per_file=8):
@@ -33,12 +25,14 @@ def write_tiny_cifar(data_dir, records_per_file=8):
 
 def test_json_holds_each_method_per_device_count_and_the_single_figures(tmp_path):
     write_tiny_cifar(str(tmp_path))
-    results_file = tmp_path / 'results.json'
-    chart = tmp_path / 'chart.png'
-    load_script().main(['--num_gpus', '2', '--batch_size', '2', '--warmup_steps', '0',
-                        '--steps', '1', '--repeats', '1', '--matmul_size', '16',
-                        '--data_dir', str(tmp_path), '--json', str(results_file),
-                        '--chart', str(chart)])
+    results_file = tmp_path / 'out' / 'results.json'
+    chart = tmp_path / 'out' / 'chart.png'
+    results = suite.run(registry.get('cifar10'), batch_size=2, num_gpus=2,
+                        data_dir=str(tmp_path), plan=benchmark.Plan(0, 1, 1),
+                        configure=towers.configure_devices, matmul_size=16)
+    report.save_results(str(results_file), results.rows, results.matmul_rate,
+                        results.train_flops_per_example)
+    report.save_chart(results.rows, str(chart), 'tiny')
     results = json.loads(results_file.read_text())
     assert set(results) == {'single_device', 'towers', 'mirrored', 'input_only', 'end_to_end',
                             'in_memory_step', 'matmul_flops', 'model_train_flops_per_example'}
@@ -54,7 +48,7 @@ def test_json_holds_each_method_per_device_count_and_the_single_figures(tmp_path
 @pytest.mark.parametrize('num_gpus, counts', [(1, [1]), (3, [1, 2, 3]), (4, [1, 2, 4]),
                                               (6, [1, 2, 4, 6]), (8, [1, 2, 4, 8])])
 def test_device_counts_are_powers_of_two_up_to_num_gpus_and_num_gpus(num_gpus, counts):
-    assert load_script().device_counts(num_gpus) == counts
+    assert suite.device_counts(num_gpus) == counts
 
 
 def test_flops_of_a_convolution_are_two_per_kernel_weight_per_output_position():
@@ -106,7 +100,7 @@ def test_cifar10_training_flops_per_example_count_its_convolutions_and_local_lay
                    + 2304 * 384 + 384 * 192 + 192 * 10)
     # conv1's input gradient (towards the images) is not needed for training.
     backward = 2 * forward - 2 * 24 * 24 * 64 * 5 * 5 * 3
-    train, inference = load_script().train_flops_per_example(4)
+    train, inference = suite.train_flops_per_example(registry.get('cifar10'), 4)
     assert inference == forward
     assert train == forward + backward
 
@@ -129,8 +123,8 @@ def test_throughput_runs_the_warmup_untimed_and_quotes_the_median_of_the_blocks(
 
 
 def rows_of(rates):
-    return [benchmark.Row(key, key, devices, 128 * devices, 1 if key != 'input_only' else 0,
-                          benchmark.Throughput(rate, [rate]))
+    return [report.Row(key, key, devices, 128 * devices, 1 if key != 'input_only' else 0,
+                       benchmark.Throughput(rate, [rate]))
             for (key, devices), rate in rates.items()]
 
 
@@ -140,7 +134,7 @@ def test_targets_compare_towers_at_the_most_devices():
                     ('mirrored', 1): 90.0, ('mirrored', 2): 200.0,
                     ('input_only', 2): 1000.0, ('in_memory_step', 2): 180.0,
                     ('end_to_end', 2): 171.0})
-    targets = benchmark.targets(rows, matmul_rate=1e12, train_flops_per_example=1e9)
+    targets = report.targets(rows, matmul_rate=1e12, train_flops_per_example=1e9)
     assert [round(t.value, 3) for t in targets] == [0.9, 0.9, 0.95, 0.18]
     assert [t.threshold for t in targets] == [0.95, 1.0, 0.9, 0.75]
 
@@ -148,76 +142,53 @@ def test_targets_compare_towers_at_the_most_devices():
 def test_table_gives_each_row_its_ratio_to_the_single_device_with_the_same_global_batch():
     rows = rows_of({('single_device', 1): 100.0, ('single_device', 2): 200.0,
                     ('towers', 2): 150.0})
-    table = benchmark.format_table(rows, matmul_rate=1e12, train_flops_per_example=1e9)
+    table = report.format_table(rows, matmul_rate=1e12, train_flops_per_example=1e9)
     towers_line = next(line for line in table.splitlines() if line.startswith('towers'))
     assert towers_line.split()[-2:] == ['0.75', '0.15']
 
 
-NUM_REPLICAS = 2
-PER_REPLICA = 2
-LEARNING_RATE = 0.1
+@pytest.mark.parametrize('step_fn', [suite.towers_step, suite.mirrored_step])
+def test_segdec_entry_trains_its_segmentation_one_step_on_two_devices(step_fn):
+    entry = registry.get('segdec')
+    setup = towers.configure_devices(2)
+    train_op = step_fn(entry, entry.synthetic_batch(2), setup, batch_size=1)
+    segment_weights, = tf.trainable_variables('segment/conv1/weights')
+    decision_weights, = tf.trainable_variables('decision/conv1/weights')
+    with tf.train.SingularMonitoredSession(config=setup.config) as session:
+        before = session.run([segment_weights, decision_weights])
+        session.run(train_op)
+        after = session.run([segment_weights, decision_weights])
+        assert session.run(tf.train.get_global_step()) == 1
+    assert not np.array_equal(before[0], after[0])
+    np.testing.assert_array_equal(before[1], after[1])
 
 
-def batch_of(seed):
-    rs = np.random.RandomState(seed)
-    images = rs.standard_normal([NUM_REPLICAS * PER_REPLICA, 24, 24, 3]).astype(np.float32)
-    labels = rs.randint(0, cifar10.NUM_CLASSES, NUM_REPLICAS * PER_REPLICA).astype(np.int32)
-    return tf.constant(images), tf.constant(labels)
+def test_an_unknown_model_is_refused_with_the_registered_names():
+    with pytest.raises(towers.TowersError, match="unknown model 'resnet'; registered models: "
+                                                 "cifar10, segdec"):
+        registry.get('resnet')
 
 
-def one_towers_step(config):
-    """Initial values, values after one step, and tower losses of `build_towers`."""
-    with tf.Graph().as_default():
-        replicated = towers.build_towers(
-            cifar10.tower_fn, batch_of(0), ['/cpu:0', '/cpu:1'],
-            tf.train.GradientDescentOptimizer(LEARNING_RATE))
-        train_op = replicated.train_op()
-        with tf.Session(config=config) as session:
-            session.run(tf.global_variables_initializer())
-            initial = {v.op.name: session.run(v) for v in tf.trainable_variables()}
-            losses, _ = session.run([replicated.tower_losses, train_op])
-            return initial, {v.op.name: session.run(v) for v in tf.trainable_variables()}, losses
+def tiny_kolektor(data_dir):
+    folder = os.path.join(data_dir, 'kolektor')
+    kolektor_synthetic.write_dataset(folder, num_items=10, parts_per_item=4)
+    return folder
 
 
-def one_mirrored_step(config, initial):
-    """Every replica's copy of each variable after one step from `initial`, and the losses."""
-    with tf.Graph().as_default():
-        strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])
-        with strategy.scope():
-            train_op, losses = benchmark.mirrored_train_op(
-                cifar10.tower_fn, batch_of(0), tf.train.GradientDescentOptimizer(LEARNING_RATE))
-            variables = tf.trainable_variables()
-            start = tf.group([v.assign(initial[v.op.name]) for v in variables])
-        with tf.Session(config=config) as session:
-            session.run(tf.global_variables_initializer())
-            session.run(start)
-            loss_values, _ = session.run([losses, train_op])
-            return ({v.op.name: session.run(strategy.experimental_local_results(v))
-                     for v in variables}, loss_values)
+def tiny_cifar(data_dir):
+    write_tiny_cifar(data_dir)
+    return data_dir
 
 
-def test_mirrored_step_applies_the_towers_averaged_gradient():
-    config = towers.configure_devices(NUM_REPLICAS).config
-    initial, towers_after, towers_losses = one_towers_step(config)
-    mirrored_after, mirrored_losses = one_mirrored_step(config, initial)
-    np.testing.assert_allclose(mirrored_losses, towers_losses, rtol=1e-5)
-    assert set(mirrored_after) == set(towers_after)
-    for name, copies in mirrored_after.items():
-        assert not np.allclose(towers_after[name], initial[name]), name
-        for copy in copies:
-            np.testing.assert_allclose(copy, towers_after[name], rtol=1e-4, atol=1e-6,
-                                       err_msg=name)
+# A data set small enough to write in a test, for each registered model's real input.
+TINY_DATA_SETS = {'cifar10': tiny_cifar, 'segdec': tiny_kolektor}
 
 
-def test_mirrored_step_refuses_regularisation_losses():
-    def regularised_tower(batch):
-        images, _ = batch
-        weights = tf.get_variable('w', [24 * 24 * 3, 1],
-                                  regularizer=lambda w: tf.reduce_sum(tf.square(w)))
-        tf.add_to_collection(tf.GraphKeys.LOSSES,
-                             tf.reduce_mean(tf.matmul(tf.reshape(images, [-1, 24 * 24 * 3]),
-                                                      weights)))
-
-    with pytest.raises(towers.TowersError, match='regularisation'):
-        benchmark.mirrored_train_op(regularised_tower, batch_of(0),
-                                    tf.train.GradientDescentOptimizer(LEARNING_RATE))
+@pytest.mark.parametrize('name', registry.names())
+def test_real_input_of_every_model_has_the_shapes_and_types_of_its_synthetic_batch(name,
+                                                                                   tmp_path):
+    entry = registry.get(name)
+    real = entry.real_input(TINY_DATA_SETS[name](str(tmp_path)), 4)
+    synthetic = entry.synthetic_batch(4)
+    assert ([(t.shape.as_list(), t.dtype.base_dtype) for t in real]
+            == [(t.shape.as_list(), t.dtype.base_dtype) for t in synthetic])

@@ -36,6 +36,14 @@ class Objective(collections.namedtuple('Objective', ['loss', 'scope'])):
     def __new__(cls, loss=None, scope=None):
         return super().__new__(cls, loss, scope)
 
+    def variables(self):
+        """The trainable variables of the default graph that this objective may change."""
+        variables = tf.trainable_variables()
+        if self.scope is None:
+            return variables
+        prefix = self.scope.rstrip('/') + '/'
+        return [v for v in variables if v.op.name.startswith(prefix)]
+
 
 TOTAL = {'total': Objective()}
 
@@ -219,7 +227,7 @@ def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
         if loss is None:
             raise TowersError('objective %r asks for loss %r, but the tower function returned '
                               'only %s' % (name, objective.loss, sorted(outputs)))
-        var_list = _trainable_variables(objective.scope)
+        var_list = objective.variables()
         if not var_list:
             raise TowersError('objective %r has no trainable variables under scope %r'
                               % (name, objective.scope))
@@ -228,10 +236,3 @@ def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
                  tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope),
                  tf.get_collection(tf.GraphKeys.SUMMARIES, scope))
 
-
-def _trainable_variables(scope):
-    variables = tf.trainable_variables()
-    if scope is None:
-        return variables
-    prefix = scope.rstrip('/') + '/'
-    return [v for v in variables if v.op.name.startswith(prefix)]
