@@ -89,7 +89,7 @@ def restore_and_sum(saver, checkpoint, tensor, num_batches, final_fetches=None, 
       (the sum as a Python number, the values of `final_fetches`).
     """
     with tf.Session(config=config) as sess:
-        _restore(saver, sess, checkpoint)
+        restore_checkpoint(saver, sess, checkpoint)
         total = sum(np.sum(sess.run(tensor)) for _ in range(num_batches))
         final = None if final_fetches is None else sess.run(final_fetches)
     return total.item() if isinstance(total, np.generic) else total, final
@@ -126,13 +126,13 @@ def restore_and_predict(build_fn, checkpoint, inputs, batch_size, config=None, n
         fetches = {name: outputs[name] for name in (outputs if names is None else names)}
         saver = tf.train.Saver(tf.global_variables())
         with tf.Session(config=config) as sess:
-            _restore(saver, sess, checkpoint)
+            restore_checkpoint(saver, sess, checkpoint)
             batches = [sess.run(fetches, {placeholder: inputs[start:start + batch_size]})
                        for start in range(0, len(inputs), batch_size)]
     return {name: np.concatenate([batch[name] for batch in batches]) for name in fetches}
 
 
-def _restore(saver, sess, checkpoint):
+def restore_checkpoint(saver, sess, checkpoint):
     """`saver.restore`, with its failures as one line naming `checkpoint`."""
     try:
         saver.restore(sess, checkpoint)
