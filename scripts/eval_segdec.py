@@ -42,9 +42,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    variant = segdec.VARIANTS[args.variant]
-    height = args.image_height or variant.image_height
-    width = args.image_width or variant.image_width
+    height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
     checkpoint = args.checkpoint_path or tf.train.latest_checkpoint(args.train_dir)
     if not checkpoint:
         raise TowersError('no checkpoint in --train_dir %s; train first with '

@@ -74,9 +74,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    variant = segdec.VARIANTS[args.variant]
-    height = args.image_height or variant.image_height
-    width = args.image_width or variant.image_width
+    height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):

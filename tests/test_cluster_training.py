@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import cluster_train_program
-from towers import cluster, launcher
+from towers import launcher
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

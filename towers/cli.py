@@ -4,7 +4,7 @@ import logging
 import sys
 
 from towers.compat import UnsupportedEnvironmentError, tf
-from towers.errors import EXIT_ERROR, EXIT_INTERRUPTED, TowersError  # noqa: F401 (scripts' statuses)
+from towers.errors import EXIT_ERROR, TowersError
 
 
 def run(main, argv=None):

@@ -58,6 +58,13 @@ VARIANTS = {
     'paper': Variant(num_logits=1, image_height=1408, image_width=512),
 }
 
+
+def input_size(variant, image_height=None, image_width=None):
+    """The input (height, width): the given sizes, or where None the variant's."""
+    sizes = VARIANTS[variant]
+    return image_height or sizes.image_height, image_width or sizes.image_width
+
+
 OBJECTIVES = {
     'total': Objective(),
     'segment': Objective(loss='pixel_loss', scope=SEGMENT_SCOPE),
