@@ -2,29 +2,30 @@
 
     python scripts/cifar10_eval.py --checkpoint_dir /tmp/cifar10_train --run_once
 
-Restores the moving averages of the newest checkpoint in `--checkpoint_dir` into the model,
-counts how often the top logit is the label over `--num_examples` central crops of
-`--eval_data`, prints `precision @ 1` and writes it with the model's summaries to `--eval_dir`.
+Restores the moving averages of the newest checkpoint in `--checkpoint_dir` that reads whole
+(a damaged newer one is skipped with a warning) into the model, counts how often the top logit
+is the label over `--num_examples` central crops of `--eval_data`, prints `precision @ 1` and
+writes it with the model's summaries to `--eval_dir`.
 Without `--run_once` it evaluates again every `--eval_interval_secs`, as the original does
-beside a running training.
+beside a running training; a checkpoint the training rotates away while it is read is left for
+the newest one.
 """
 import datetime
 import math
-import os
 
 from models.cifar10 import model as cifar10
 from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
-from towers import TowersError, cli, evaluation, flags
+from towers import cli, evaluation, flags
 from towers.compat import tf
 
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--eval_dir', default='/tmp/cifar10_eval',
+    parser.add_argument('--eval_dir', type=flags.output_dir, default='/tmp/cifar10_eval',
                         help='Directory where to write event logs.')
     parser.add_argument('--eval_data', default='test', choices=['test', 'train_eval'],
                         help="Either 'test' or 'train_eval'.")
-    parser.add_argument('--checkpoint_dir', default='/tmp/cifar10_train',
+    parser.add_argument('--checkpoint_dir', type=flags.input_dir, default='/tmp/cifar10_train',
                         help='Directory where to read model checkpoints.')
     parser.add_argument('--eval_interval_secs', type=flags.positive_int, default=60 * 5,
                         help='How often to run the eval.')
@@ -33,7 +34,7 @@ def _parse_args(argv):
     parser.add_boolean('run_once', False, 'Whether to run eval only once.')
     parser.add_argument('--batch_size', type=flags.positive_int, default=cifar10.BATCH_SIZE,
                         help='Number of images to process in a batch.')
-    parser.add_argument('--data_dir', default='/tmp/cifar10_data',
+    parser.add_argument('--data_dir', type=flags.data_dir, default='/tmp/cifar10_data',
                         help='Path to the CIFAR-10 data directory.')
     parser.add_boolean('use_fp16', False, 'Evaluate the model in fp16.')
     return parser.parse_args(argv)
@@ -41,9 +42,6 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
-    if not os.path.isdir(args.checkpoint_dir):
-        raise TowersError('--checkpoint_dir %s does not exist (expected the --train_dir of a '
-                          'CIFAR-10 training)' % args.checkpoint_dir)
     batches_dir = cifar10_synthetic.locate_or_generate(args.data_dir)
     with tf.Graph().as_default() as graph:
         images, labels = cifar10_input.inputs(args.eval_data == 'test', batches_dir,

@@ -16,16 +16,19 @@ from towers import TowersError, cli, configure_devices, evaluation, flags
 from towers.compat import tf
 from towers.files import write_json
 
+DEFAULT_TRAIN_DIR = '/tmp/segdec_train'
+
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--train_dir', default='/tmp/segdec_train',
-                        help='Where training wrote its checkpoints; the newest is evaluated.')
-    parser.add_argument('--checkpoint_path', default=None,
+    parser.add_argument('--train_dir', type=flags.input_dir, default=None,
+                        help='Where training wrote its checkpoints; the newest that reads whole '
+                             'is evaluated (default %s).' % DEFAULT_TRAIN_DIR)
+    parser.add_argument('--checkpoint_path', type=flags.checkpoint_prefix, default=None,
                         help='A checkpoint prefix to evaluate instead of the newest.')
-    parser.add_argument('--out_dir', default='/tmp/segdec_eval',
+    parser.add_argument('--out_dir', type=flags.output_dir, default='/tmp/segdec_eval',
                         help='Where results.json and the PNGs go.')
-    parser.add_argument('--data_dir', default=None,
+    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
     parser.add_argument('--subset', choices=kolektor_input.SUBSETS, default='test')
@@ -43,11 +46,8 @@ def parse_args(argv):
 def main(argv):
     args = parse_args(argv)
     height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
-    checkpoint = args.checkpoint_path or tf.train.latest_checkpoint(args.train_dir)
-    if not checkpoint:
-        raise TowersError('no checkpoint in --train_dir %s; train first with '
-                          'scripts/train_segdec.py --train_dir %s' % (args.train_dir,
-                                                                      args.train_dir))
+    checkpoint = evaluation.checkpoint_to_evaluate(
+        args.checkpoint_path, args.train_dir or DEFAULT_TRAIN_DIR, 'scripts/train_segdec.py')
     data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
     data = kolektor_input.load_split(data_dir, args.subset, height, width, args.split,
                                      args.dilate, segdec.OUTPUT_STRIDE)

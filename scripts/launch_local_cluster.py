@@ -5,7 +5,8 @@
 
 Picks free localhost ports, starts the parameter servers and workers as processes of the
 training script with the cluster flags (--job_name, --task_index, --ps_hosts, --worker_hosts)
-and --num_gpus appended, and streams each process's output with its role as prefix ('[ps0] ',
+and --num_gpus appended (with --tf_config: the role in each process's TF_CONFIG instead, as
+Kubeflow's TFJob sets it), and streams each process's output with its role as prefix ('[ps0] ',
 '[worker1] '). Exits with the first non-zero status of a process, after terminating the
 others; or with 0 once every process has exited with 0. A parameter server still running
 `--exit_grace` seconds after every worker has finished counts as hung. Terminating the
@@ -34,6 +35,9 @@ def _parse_args(argv):
     parser.add_argument('--exit_grace', type=flags.positive_float, default=60.0,
                         help='Seconds the other processes may take to exit after the workers '
                              'have finished, or after a failure, before they are terminated.')
+    parser.add_boolean('tf_config', False,
+                       'Give each process its role in the TF_CONFIG environment variable, as '
+                       'Kubeflow\'s TFJob does (worker 0 as the chief), not in cluster flags.')
     args = parser.parse_args(argv[:split])
     args.command = argv[split + 1:]
     if not args.command:
@@ -44,7 +48,8 @@ def _parse_args(argv):
 def main(argv):
     args = _parse_args(argv)
     return launcher.launch(args.command, args.ps, args.workers, num_gpus=args.num_gpus,
-                           timeout=args.timeout, exit_grace=args.exit_grace)
+                           timeout=args.timeout, exit_grace=args.exit_grace,
+                           use_tf_config=args.tf_config)
 
 
 if __name__ == '__main__':

@@ -6,10 +6,15 @@ Each of `--num_gpus` towers (GPUs, or virtual CPU devices on a machine without o
 its own batch of `--batch_size` images; their gradients are averaged and applied once per step.
 The input is the real CIFAR-10 from `--data_dir` (extracted or downloaded as the tutorial does)
 or, where there is none, a generated CIFAR-10-format data set, which the log says.
+`--variable_update replicated`, `--xla` and `--mixed_precision` train the same model in
+tf_cnn_benchmarks' other modes (`towers.modes`); `--use_fp16` keeps the tutorial's meaning:
+float16 weights, no master copy, no loss scaling.
 
 Unlike the original, an existing `--train_dir` is not deleted: training resumes from its newest
-checkpoint. With `--job_name`, `--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of
-a cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.py`).
+checkpoint that reads whole. Checkpoints are written every `--save_checkpoint_secs` (600) or
+`--save_checkpoint_steps`, and on SIGTERM or Ctrl-C after the current step. With `--job_name`,
+`--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of a cluster on TensorFlow's
+distributed runtime (see `scripts/launch_local_cluster.py`).
 """
 import towers
 from models.cifar10 import model as cifar10
@@ -20,16 +25,18 @@ from towers import cli, cluster, flags
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--train_dir', default='/tmp/cifar10_train',
+    parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/cifar10_train',
                         help='Directory where to write event logs and checkpoint.')
     parser.add_argument('--max_steps', type=flags.positive_int, default=1000000,
                         help='Number of batches to run.')
     parser.add_argument('--batch_size', type=flags.positive_int, default=cifar10.BATCH_SIZE,
                         help='Number of images to process in a batch (per tower).')
-    parser.add_argument('--data_dir', default='/tmp/cifar10_data',
+    parser.add_argument('--data_dir', type=flags.data_dir, default='/tmp/cifar10_data',
                         help='Path to the CIFAR-10 data directory.')
     parser.add_boolean('use_fp16', False, 'Train the model using fp16.')
+    flags.add_checkpoint_flags(parser)
     flags.add_device_flags(parser)
+    flags.add_mode_flags(parser)
     flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
@@ -43,7 +50,8 @@ def main(argv):
         return towers.fit(
             Cifar10Recipe(args.batch_size),
             lambda: cifar10_input.distorted_inputs(batches_dir, global_batch, args.use_fp16),
-            setup, role, args.train_dir, args.max_steps, examples_per_step=global_batch)
+            setup, role, args.train_dir, args.max_steps, examples_per_step=global_batch,
+            mode=flags.mode_from_flags(args), **flags.checkpoint_options(args))
 
     return cluster.run_task(args, work)
 

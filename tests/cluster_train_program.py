@@ -9,6 +9,9 @@ seeded data set), and worker w of W trains on the w-th of W equal slices of it. 
 workers with N towers each therefore sees, step by step, the same tower shards as one process
 with W*N towers, and their variables must agree.
 """
+import faulthandler
+import signal
+
 import numpy as np
 
 import towers
@@ -23,14 +26,14 @@ NUM_BATCHES = 5
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--train_dir', required=True)
+    parser.add_argument('--train_dir', type=flags.output_dir, required=True)
     parser.add_argument('--max_steps', type=flags.positive_int, default=20)
     parser.add_argument('--batch_size', type=flags.positive_int, default=2,
                         help='Examples per tower.')
     parser.add_argument('--global_towers', type=flags.positive_int, default=4,
                         help='Towers of one update over the whole cluster: fixes the global '
                              'batch, which every run of a comparison must share.')
-    parser.add_argument('--save_checkpoint_steps', type=flags.positive_int, default=1000)
+    flags.add_checkpoint_flags(parser)
     flags.add_device_flags(parser)
     flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
@@ -84,10 +87,11 @@ def main(argv):
 
         return towers.fit(TinyRecipe(), input_fn, setup, role, args.train_dir, args.max_steps,
                           examples_per_step=size, log_every_n_steps=1,
-                          save_checkpoint_steps=args.save_checkpoint_steps)
+                          **flags.checkpoint_options(args))
 
     return cluster.run_task(args, work)
 
 
 if __name__ == '__main__':
+    faulthandler.register(signal.SIGUSR1, all_threads=True)   # for a test's report of a hang
     cli.run(main)

@@ -76,7 +76,9 @@ def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):
     result = run_script('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once',
                         '--eval_dir', str(tmp_path / 'eval'))
     assert result.returncode == 1
-    assert 'error: --checkpoint_dir %s does not exist' % missing in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        'error: argument --checkpoint_dir: expected an existing directory, but %s does not '
+        'exist' % missing)
     assert 'Traceback' not in result.stderr
 
 

@@ -8,13 +8,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import cluster_train_program
+from task_process import Task
 from towers import launcher
 from towers.compat import tf
 
@@ -24,51 +24,6 @@ LAUNCHER = os.path.join(ROOT, 'scripts', 'launch_local_cluster.py')
 # Without the shutdown fix the SyncReplicas chief waits 120 s in close after its last step.
 SHUTDOWN_SECS = 60
 TEST_SECS = 150
-
-
-class Task:
-    """A process of the test cluster whose output lines a test can wait for."""
-
-    def __init__(self, name, argv):
-        self.name = name
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True, cwd=ROOT)
-        self.lines = []
-        self._ended = False
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self._ended = True
-            self._changed.notify_all()
-
-    def wait_for_line(self, pattern, deadline):
-        """Returns the first output line matching `pattern`, waiting until `deadline`."""
-        def match():
-            return next((line for line in self.lines if re.search(pattern, line)), None)
-        with self._changed:
-            self._changed.wait_for(lambda: match() or self._ended,
-                                   max(0.0, deadline - time.monotonic()))
-            found = match()
-        assert found, '%s printed no line matching %r:\n%s' % (self.name, pattern,
-                                                               self.output())
-        return found
-
-    def exit_status(self, deadline):
-        try:
-            return self.process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pytest.fail('%s still runs at the end of the test:\n%s' % (self.name,
-                                                                      self.output()))
-
-    def output(self):
-        with self._changed:
-            return ''.join(self.lines[-40:])
 
 
 @pytest.fixture
@@ -81,15 +36,13 @@ def start_task():
     def start(job_name, task_index, *flags):
         argv = ([sys.executable, PROGRAM, '--num_gpus', '2'] + list(flags)
                 + launcher.task_flags(hosts[:1], hosts[1:], job_name, task_index))
-        task = Task('%s%d' % (job_name, task_index), argv)
+        task = Task('%s%d' % (job_name, task_index), argv, ROOT)
         tasks.append(task)
         return task
 
     yield start
     for task in tasks:
-        if task.process.poll() is None:
-            task.process.kill()
-            task.process.wait()
+        task.kill()
 
 
 def checkpoint_variables(train_dir):

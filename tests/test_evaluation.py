@@ -182,3 +182,16 @@ def test_checkpoint_without_the_networks_variables_is_an_error_naming_it(tmp_pat
     with pytest.raises(TowersError, match=r"checkpoint .*model\.ckpt does not hold the "
                                           r"network's variables: Key bias not found"):
         evaluation.restore_and_predict(other_net, checkpoint, np.ones([1, 1]), batch_size=1)
+
+
+def test_classification_metrics_count_accuracy_overall_per_class_and_the_confusion_matrix():
+    results = evaluation.classification_metrics(
+        labels=[0, 0, 1, 1, 1, 2], predictions=[0, 1, 1, 1, 0, 2],
+        class_names=['CNV', 'DME', 'NORMAL', 'DRUSEN'])
+    assert results['num_examples'] == 6
+    assert results['accuracy'] == pytest.approx(4 / 6)
+    assert results['confusion_matrix'] == [[1, 1, 0, 0], [1, 2, 0, 0], [0, 0, 1, 0],
+                                           [0, 0, 0, 0]]
+    assert results['per_class']['DME'] == {'examples': 3, 'correct': 2,
+                                           'accuracy': pytest.approx(2 / 3)}
+    assert results['per_class']['DRUSEN'] == {'examples': 0, 'correct': 0, 'accuracy': None}

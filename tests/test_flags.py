@@ -74,3 +74,44 @@ def test_a_flagfile_that_includes_itself_is_an_error(tmp_path):
 def test_flag_types_refuse_values_out_of_range_saying_what_was_expected(parse, text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         parse(text)
+
+
+def test_an_output_dir_may_exist_or_be_made_below_a_writable_directory(tmp_path):
+    assert flags.output_dir(str(tmp_path)) == str(tmp_path)
+    assert flags.output_dir(str(tmp_path / 'new' / 'run')) == str(tmp_path / 'new' / 'run')
+
+
+def test_a_data_dir_may_be_missing_since_data_is_generated_there(tmp_path):
+    assert flags.data_dir(str(tmp_path / 'cifar10_data')) == str(tmp_path / 'cifar10_data')
+
+
+@pytest.mark.parametrize('parse, make, message', [
+    (flags.output_dir, 'file', 'expected a directory, but {path} is a file'),
+    (flags.output_dir, 'file/below', 'expected a directory, but {parent} is a file'),
+    (flags.data_dir, 'file', 'expected a directory, but {path} is a file'),
+    (flags.input_dir, 'file', 'expected a directory, but {path} is a file'),
+    (flags.input_dir, 'missing', 'expected an existing directory, but {path} does not exist'),
+    (flags.checkpoint_prefix, 'folder', 'expected a checkpoint prefix such as '
+                                        '{path}/model.ckpt-<step>, but {path} is a directory'),
+    (flags.checkpoint_prefix, 'missing', 'expected a checkpoint prefix, but there is no '
+                                         '{path}.index'),
+])
+def test_path_flags_refuse_the_wrong_kind_of_thing_naming_it(tmp_path, parse, make, message):
+    parent = tmp_path / 'thing'
+    path = parent / 'below' if make == 'file/below' else parent
+    if make.startswith('file'):
+        parent.write_text('')
+    elif make == 'folder':
+        parent.mkdir()
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        parse(str(path))
+    assert str(raised.value) == message.format(path=path, parent=parent)
+
+
+def test_checkpoint_flags_give_the_training_loop_its_intervals():
+    parser = flags.FlagParser()
+    flags.add_checkpoint_flags(parser, save_checkpoint_steps=200)
+    assert flags.checkpoint_options(parser.parse_args([])) == {
+        'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 200}
+    assert flags.checkpoint_options(parser.parse_args(['--save_checkpoint_secs=30'])) == {
+        'save_checkpoint_secs': 30.0, 'save_checkpoint_steps': 200}

@@ -1,8 +1,10 @@
-"""Specification of the training loop: steps, log line, checkpoints, resume, NaN guard, Ctrl-C."""
+"""Specification of the training loop: steps, log line, checkpoints, resume, NaN guard, stop
+signals."""
 import glob
 import logging
 import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -104,24 +106,50 @@ def test_nan_loss_stops_with_an_error_naming_the_step_and_saves_no_diverged_chec
     assert checkpoint_steps(tmp_path) == [1, 2, 3]
 
 
-class InterruptAtStep(tf.train.SessionRunHook):
-    """Raises KeyboardInterrupt after the given step, as Ctrl-C during training would."""
+class SignalAtStep(tf.train.SessionRunHook):
+    """Sends this process `signum` after the given step, as Ctrl-C or a preemption would."""
 
-    def __init__(self, step):
+    def __init__(self, step, signum):
         self._step = step
+        self._signum = signum
         self._runs = 0
 
     def after_run(self, run_context, run_values):
         self._runs += 1
         if self._runs == self._step:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), self._signum)
 
 
-def test_ctrl_c_writes_a_final_checkpoint_and_reports_interruption(tmp_path):
-    result, _ = run_training(tmp_path, 100, hooks=[InterruptAtStep(7)])
-    assert result.interrupted
+@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_ends_the_step_writes_a_final_checkpoint_and_reports_the_stop(tmp_path,
+                                                                                    signum):
+    result, _ = run_training(tmp_path, 100, hooks=[SignalAtStep(7, signum)])
+    assert result.interrupted and result.steps_done == 7
     assert checkpoint_steps(tmp_path) == [7]
     assert saved_value(tmp_path, 7, 'global_step') == 7.0
+
+
+def test_stop_signals_act_as_before_once_training_is_over(tmp_path):
+    run_training(tmp_path, 2)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_checkpoints_every_n_seconds_without_a_step_interval(tmp_path):
+    # Every step ends more than a microsecond after the last save.
+    run_training(tmp_path, 4, save_checkpoint_secs=1e-6, save_checkpoint_steps=None)
+    assert checkpoint_steps(tmp_path) == [1, 2, 3, 4]
+
+
+def test_by_default_a_short_run_checkpoints_its_last_step_only(tmp_path):
+    run_training(tmp_path, 12)
+    assert checkpoint_steps(tmp_path) == [12]
+
+
+def test_the_five_newest_checkpoints_are_kept_across_restarts(tmp_path):
+    run_training(tmp_path, 4, save_checkpoint_steps=1)
+    run_training(tmp_path, 8, save_checkpoint_steps=1)
+    assert checkpoint_steps(tmp_path) == [4, 5, 6, 7, 8]
 
 
 def test_summaries_are_written_at_the_interval(tmp_path):

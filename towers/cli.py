@@ -1,10 +1,22 @@
 """How every command-line script runs: logging, and clean failure (one `error:` line, no
-traceback). Flags are in `towers.flags`."""
+traceback). Flags are in `towers.flags`.
+
+An exception that reaches `run` becomes that line: a `TowersError`'s message; a TensorFlow error
+by its cause, an input pipeline's said to be the input's (TensorFlow's own message names the
+file where it knows it); and last an `OSError` with the path it concerns, a full disk said so.
+"""
+import errno
 import logging
+import os
 import sys
 
 from towers.compat import UnsupportedEnvironmentError, tf
-from towers.errors import EXIT_ERROR, TowersError
+from towers.errors import EXIT_ERROR, TowersError, tf_error_cause
+
+# Ops through which a tf.data pipeline hands out its elements: their errors are the input's.
+_INPUT_OPS = ('IteratorGetNext', 'IteratorGetNextSync', 'IteratorGetNextAsOptional')
+# How a loss op reports a label that no reader checked (sparse softmax cross entropy).
+_BAD_LABEL = 'Received a label value of'
 
 
 def run(main, argv=None):
@@ -13,12 +25,43 @@ def run(main, argv=None):
     tf.logging.set_verbosity(tf.logging.ERROR)
     try:
         status = main(sys.argv[1:] if argv is None else argv)
-    except (TowersError, UnsupportedEnvironmentError) as err:
-        print('error: %s' % err, file=sys.stderr)
-        status = EXIT_ERROR
-    except tf.errors.OpError as err:
-        print('error: TensorFlow failed in %s: %s' % (err.op.name if err.op else 'a session run',
-                                                     err.message.split('\n')[0]),
-              file=sys.stderr)
+    except (TowersError, UnsupportedEnvironmentError, tf.errors.OpError, OSError) as err:
+        print('error: %s' % describe(err), file=sys.stderr)
         status = EXIT_ERROR
     sys.exit(status or 0)
+
+
+def describe(err):
+    """The one line that tells the user what `err` means, without the 'error: ' prefix.
+
+    Args:
+      err: a `TowersError` (or `UnsupportedEnvironmentError`), a `tf.errors.OpError` or an
+        `OSError`.
+    """
+    if isinstance(err, tf.errors.OpError):
+        cause = tf_error_cause(err.message)
+        where = err.op.name if err.op is not None else 'a session run'
+        if err.op is not None and err.op.type in _INPUT_OPS:
+            return 'reading the input data failed (in %s): %s' % (where, cause)
+        if cause.startswith(_BAD_LABEL):
+            return 'bad input data (in %s): %s; check the labels of the data set' % (where, cause)
+        return 'TensorFlow failed in %s: %s' % (where, cause)
+    if isinstance(err, OSError):
+        path = ' -> '.join(str(name) for name in (err.filename, err.filename2) if name)
+        if err.errno == errno.ENOSPC:
+            return 'the disk is full: cannot write %s (%s)' % (path or 'a file', err.strerror)
+        if path:
+            return 'cannot use %s: %s' % (path, err.strerror or err)
+        return str(err)
+    return str(err)
+
+
+def exit_now(message, status):
+    """Prints `error: message` and ends the process at once, from any thread.
+
+    For a process whose main thread is blocked inside TensorFlow, which would never return to
+    raise an error; nothing else runs on the way out (no `finally`, no `atexit`).
+    """
+    print('error: %s' % message, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(status)

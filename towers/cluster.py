@@ -14,44 +14,81 @@ A training script hands its work to `run_task`, which plays this process's role:
     return cluster.run_task(args, work)    # args parsed with towers.flags.add_cluster_flags
 
 Without cluster flags the role is a `SingleProcess`, whose members reproduce the single-process
-behaviour, so the same lines serve both.
+behaviour, so the same lines serve both. Without cluster flags but with a `TF_CONFIG`
+environment variable (Kubeflow's TFJob, managed training services), the cluster is TF_CONFIG's
+(`towers.tf_config`); flags win when both are given.
 
 Shutdown: a parameter server serves until every worker has called `finish`, then returns, so
 no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
 queue that lives on each parameter server (TensorFlow's own queues, no other channel).
-"""
-import logging
-import threading
 
-from towers import flags
+Faults: SIGTERM or SIGINT (`towers.preemption`) stops every role cleanly and boundedly: a
+worker after its step (the chief with a last checkpoint; a step still blocked `--stop_grace_secs`
+later is cancelled), reporting to the parameter servers that it stopped; a parameter server
+once every worker has finished or stopped, or `2 * --stop_grace_secs` after the signal. The
+status is 128 + the signal. A parameter server lost mid-run (`ParameterServerWatch`) ends every
+worker within `--ps_timeout_secs` with one error line naming it; restarted, the job resumes
+from the chief's newest checkpoint.
+"""
+import argparse
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+
+from towers import cli, flags, modes, preemption, tf_config
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
-from towers.errors import EXIT_INTERRUPTED, TowersError
+from towers.errors import EXIT_ERROR, TowersError
 from towers.hooks import CloseSessionOnStopHook
 
 log = logging.getLogger(__name__)
 
 PS_JOB = flags.PS_JOB
 WORKER_JOB = flags.WORKER_JOB
+# How often a worker checks that the parameter servers still answer (more often when
+# --ps_timeout_secs is short).
+PS_PROBE_SECS = 5.0
+# Aborted runs in a row after which a parameter server takes the error for a real one.
+ABORTED_RETRIES = 3
 
 
-def from_flags(args):
-    """The role of this process from the flags of `add_cluster_flags`.
+def from_flags(args, environ=None):
+    """The role of this process from the flags of `add_cluster_flags`, or from TF_CONFIG.
+
+    Without --job_name, --ps_hosts and --worker_hosts, a `TF_CONFIG` environment variable
+    gives the cluster (`towers.tf_config`); when both are given, the flags win.
 
     Args:
       args: the parsed flags.
+      environ: the environment variables; `os.environ` by default.
 
     Returns:
-      `SingleProcess` without --job_name, else a `ParameterServer` or a `Worker`.
+      `SingleProcess` without a cluster, else a `ParameterServer` or a `Worker`.
 
     Raises:
-      TowersError: the flags do not describe a cluster this process can be part of.
+      TowersError: the flags (or TF_CONFIG) do not describe a cluster this process can be
+        part of.
     """
+    value = (os.environ if environ is None else environ).get(tf_config.VARIABLE)
+    if value and args.job_name is None and not (args.ps_hosts or args.worker_hosts):
+        cluster = tf_config.cluster_flags(value)
+        if cluster is None:
+            log.info('%s describes no cluster to join: training alone', tf_config.VARIABLE)
+            return SingleProcess()
+        log.info('cluster from %s: %s task %d', tf_config.VARIABLE, cluster['job_name'],
+                 cluster['task_index'])
+        args = argparse.Namespace(**dict(vars(args), **cluster))
+    elif value:
+        log.info('cluster flags given: %s is ignored', tf_config.VARIABLE)
     if args.job_name is None:
         if args.ps_hosts or args.worker_hosts:
             raise TowersError('--ps_hosts/--worker_hosts given without --job_name; give '
                               '--job_name ps or --job_name worker (and --task_index)')
         return SingleProcess()
+    modes.check_in_one_process(getattr(args, 'variable_update', modes.PARAMETER_SERVER))
     if not args.ps_hosts:
         raise TowersError('--job_name %s needs --ps_hosts: the variables live on the parameter '
                           'servers, so give at least one host:port' % args.job_name)
@@ -85,7 +122,8 @@ def _start_server(spec, job_name, task_index, config):
 
 
 def _done_queue(ps_task):
-    """The queue on parameter server `ps_task` where each worker puts its index when done."""
+    """The queue on parameter server `ps_task` where each worker reports its end: its index
+    when it finished training, -1 - its index when it stopped on a signal."""
     with tf.device('/job:%s/task:%d' % (PS_JOB, ps_task)):
         return tf.FIFOQueue(-1, tf.int32, shapes=[], name='workers_done',
                             shared_name='towers_workers_done')
@@ -116,7 +154,12 @@ class SingleProcess:
         """Returns `ops`: one process makes every update."""
         return list(ops)
 
-    def finish(self):
+    @staticmethod
+    def watch_parameter_servers(timeout_secs):
+        """No parameter server to watch: a context that does nothing."""
+        return contextlib.nullcontext()
+
+    def finish(self, stopped=False):
         """Nothing to tell anyone."""
 
 
@@ -134,11 +177,17 @@ class ParameterServer:
         self.task_index = task_index
         self.num_workers = spec.num_tasks(WORKER_JOB)
 
-    def serve(self):
-        """Serves until every worker has called `Worker.finish` (or Ctrl-C).
+    def serve(self, stop):
+        """Serves until every worker has called `Worker.finish`, or until a stop.
+
+        Args:
+          stop: the process's `towers.preemption.StopRequest`. Once it is requested, serving
+            goes on until every worker has reported its end (finished or stopped: a stopping
+            chief is still saving its last checkpoint from here), for at most twice its
+            `grace_secs`.
 
         Returns:
-          The exit status: 0, or `EXIT_INTERRUPTED` after Ctrl-C.
+          The exit status: 0, or `stop.exit_status` after a stop.
         """
         device = '/job:%s/task:%d' % (PS_JOB, self.task_index)
         config = tf.ConfigProto(device_filters=[device])
@@ -146,39 +195,85 @@ class ParameterServer:
         log.info('ps %d at %s: serving the variables until %d worker(s) finish',
                  self.task_index, self._spec.task_address(PS_JOB, self.task_index),
                  self.num_workers)
+        ends = {}  # worker -> 'finished' or 'stopped'
+        errors = []
+        changed = threading.Condition()
+        closing = threading.Event()
         with tf.Graph().as_default():
             done = _done_queue(self.task_index).dequeue()
             with tf.Session(server.target, config=config) as sess:
-                # A run blocked in TensorFlow does not see Ctrl-C; waiting for it from another
-                # thread keeps the main thread free to take the interrupt.
-                errors = []
-                waiter = threading.Thread(target=self._wait_for_workers,
-                                          args=(sess, done, errors), name='ps_wait_for_workers')
+                # A run blocked in TensorFlow does not see signals; waiting for it in another
+                # thread keeps this one free to react to a stop.
+                waiter = threading.Thread(target=self._collect_ends,
+                                          args=(sess, done, ends, errors, changed, closing),
+                                          name='ps_wait_for_workers')
                 waiter.start()
+                unregister = stop.on_request(lambda: _notify(changed))
                 try:
-                    waiter.join()
-                except KeyboardInterrupt:
-                    log.warning('ps %d interrupted before all workers finished',
-                                self.task_index)
+                    self._wait(stop, ends, errors, changed)
+                finally:
+                    unregister()
                     # Closing the session cancels the blocked run; the thread must have left
                     # TensorFlow before the interpreter shuts down, or the process aborts.
+                    closing.set()
                     sess.close()
                     waiter.join()
-                    return EXIT_INTERRUPTED
         if errors:
             raise errors[0]
+        if stop.requested:
+            missing = sorted(set(range(self.num_workers)) - set(ends))
+            log.warning('ps %d stopped by %s; %s', self.task_index, stop.signal_name,
+                        'worker(s) %s did not report' % ', '.join(map(str, missing))
+                        if missing else 'every worker had stopped or finished')
+            return stop.exit_status
         log.info('ps %d: all %d worker(s) finished', self.task_index, self.num_workers)
         return 0
 
-    def _wait_for_workers(self, sess, done, errors):
-        finished = set()
-        try:
-            while len(finished) < self.num_workers:
-                finished.add(int(sess.run(done)))
-        except tf.errors.CancelledError:
-            pass  # the main thread closed the session after Ctrl-C
-        except tf.errors.OpError as err:
-            errors.append(err)
+    def _wait(self, stop, ends, errors, changed):
+        """Returns once every worker finished, or after a stop as `serve` says."""
+        deadline = None
+        with changed:
+            while not errors:
+                if len(ends) == self.num_workers and (
+                        stop.requested or set(ends.values()) == {'finished'}):
+                    return
+                if stop.requested:
+                    if deadline is None:
+                        deadline = time.monotonic() + 2 * stop.grace_secs
+                    if not changed.wait(deadline - time.monotonic()):
+                        return
+                else:
+                    changed.wait()
+
+    def _collect_ends(self, sess, done, ends, errors, changed, closing):
+        aborted = 0
+        while True:
+            try:
+                worker = int(sess.run(done))
+            except tf.errors.OpError as err:
+                if closing.is_set():
+                    return  # serve closed the session
+                aborted = aborted + 1 if isinstance(err, tf.errors.AbortedError) else 0
+                if 0 < aborted <= ABORTED_RETRIES:
+                    # A worker's session cleaning up its steps here can abort this run; the
+                    # reports stay in the queue.
+                    continue
+                with changed:
+                    errors.append(err)
+                    changed.notify_all()
+                return
+            aborted = 0
+            with changed:
+                if worker >= 0:
+                    ends[worker] = 'finished'
+                else:
+                    ends[-1 - worker] = 'stopped'
+                changed.notify_all()
+
+
+def _notify(condition):
+    with condition:
+        condition.notify_all()
 
 
 class Worker:
@@ -290,13 +385,94 @@ class Worker:
             hooks.append(CloseSessionOnStopHook())
         return hooks
 
-    def finish(self):
-        """Tells every parameter server that this worker is done; call after training."""
-        with tf.Graph().as_default():
-            signals = [_done_queue(i).enqueue(self.task_index) for i in range(self.num_ps)]
-            with tf.Session(self.master, config=self._config) as sess:
-                sess.run(signals)
-        log.info('worker %d finished', self.task_index)
+    def watch_parameter_servers(self, timeout_secs):
+        """A `ParameterServerWatch` of this cluster's parameter servers, for a `with` block."""
+        return ParameterServerWatch(
+            [self._spec.task_address(PS_JOB, i) for i in range(self.num_ps)], timeout_secs,
+            'worker %d' % self.task_index)
+
+    def finish(self, stopped=False):
+        """Tells every parameter server that this worker is done; call after training.
+
+        Args:
+          stopped: whether training stopped on a signal rather than finished; the parameter
+            servers then keep serving the other workers (unless they are stopping too). A
+            failure to tell them is only logged then, since they may have stopped already.
+        """
+        code = -1 - self.task_index if stopped else self.task_index
+        try:
+            with tf.Graph().as_default():
+                signals = [_done_queue(i).enqueue(code) for i in range(self.num_ps)]
+                with tf.Session(self.master, config=self._config) as sess:
+                    sess.run(signals)
+        except tf.errors.OpError as err:
+            if not stopped:
+                raise
+            log.warning('worker %d could not report its stop to the parameter servers: %s',
+                        self.task_index, err.message.split('\n')[0])
+            return
+        log.info('worker %d %s', self.task_index, 'stopped' if stopped else 'finished')
+
+
+class ParameterServerWatch:
+    """Ends this worker when a parameter server it has reached answers no more.
+
+    When a parameter server dies, TensorFlow's session recovery waits for it to come back, over
+    and over, so without this every worker would hang. In a `with` block, a thread connects to
+    each parameter server's address every `probe_secs` (a TCP connect, which the gRPC server
+    accepts and forgets); once one that answered before has not answered for `timeout_secs`,
+    it prints one `error:` line naming the lost task and ends the process at once
+    (`towers.cli.exit_now`), whatever the main thread is blocked in. A server that never
+    answered is still starting, as far as the watch knows. Restarted, the job resumes from the
+    chief's newest checkpoint.
+    """
+
+    def __init__(self, addresses, timeout_secs, who):
+        """Args:
+          addresses: 'host:port' of each parameter server, by task index.
+          timeout_secs: how long a lost server may stay silent.
+          who: this process in the message, e.g. 'worker 1'.
+        """
+        self._addresses = addresses
+        self._timeout = timeout_secs
+        self._who = who
+        self.probe_secs = min(PS_PROBE_SECS, timeout_secs / 3)
+        self._done = threading.Event()
+        self._thread = None
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._watch, name='watch_parameter_servers',
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._done.set()
+        self._thread.join()
+
+    def _watch(self):
+        last_answer = {}
+        while not self._done.wait(self.probe_secs):
+            for task, address in enumerate(self._addresses):
+                failure = _probe(address, self.probe_secs)
+                now = time.monotonic()
+                if failure is None:
+                    last_answer[task] = now
+                elif task in last_answer and now - last_answer[task] >= self._timeout:
+                    cli.exit_now('lost parameter server ps %d at %s: no answer for %.0f s (%s); '
+                                 '%s stops. Restart the job: the chief resumes from its newest '
+                                 'checkpoint' % (task, address, now - last_answer[task], failure,
+                                                 self._who), EXIT_ERROR)
+
+
+def _probe(address, timeout_secs):
+    """None when a TCP connection to 'host:port' opens within `timeout_secs`, else why not."""
+    host, port = address.rsplit(':', 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_secs):
+            return None
+    except OSError as err:
+        return err.strerror or str(err)
 
 
 def run_task(args, work):
@@ -304,25 +480,28 @@ def run_task(args, work):
 
     A parameter server serves the variables until every worker is done. A worker (or a
     process training alone) starts with the devices of `--num_gpus`, `--log_device_placement`,
-    `--intra_op_threads` and `--inter_op_threads`, calls `work(role, setup)`, and, unless
-    training was interrupted, tells the parameter servers that it has finished.
+    `--intra_op_threads` and `--inter_op_threads`, calls `work(role, setup)` while watching the
+    parameter servers (`--ps_timeout_secs`), and tells the parameter servers that it has
+    finished, or stopped. Throughout, SIGTERM and SIGINT request a clean stop
+    (`towers.preemption`, with `--stop_grace_secs`).
 
     Args:
       args: flags parsed with `towers.flags.add_device_flags` and `add_cluster_flags`.
-      work: a function (role, `DeviceSetup`) -> `TrainResult` of the last training run (with
-        `interrupted`); it builds the graph on `setup` and trains it with the role's `master`,
-        `is_chief`, `hooks`, `wrap_optimizer` and `once_per_step`, as `towers.fit` does.
+      work: a function (role, `DeviceSetup`) that trains: it builds the graph on `setup` and
+        trains it with the role's `master`, `is_chief`, `hooks`, `wrap_optimizer` and
+        `once_per_step`, as `towers.fit` does; its result is not used.
 
     Returns:
-      The process's exit status: 0, or `EXIT_INTERRUPTED` after Ctrl-C.
+      The process's exit status: 0, or 128 + the signal after SIGTERM (143) or SIGINT (130).
     """
     role = from_flags(args)
-    if role.is_ps:
-        return role.serve()
-    setup = role.configure_devices(args.num_gpus, args.log_device_placement,
-                                   intra_op_threads=args.intra_op_threads,
-                                   inter_op_threads=args.inter_op_threads)
-    if work(role, setup).interrupted:
-        return EXIT_INTERRUPTED
-    role.finish()
-    return 0
+    with preemption.stop_signals(args.stop_grace_secs) as stop:
+        if role.is_ps:
+            return role.serve(stop)
+        setup = role.configure_devices(args.num_gpus, args.log_device_placement,
+                                       intra_op_threads=args.intra_op_threads,
+                                       inter_op_threads=args.inter_op_threads)
+        with role.watch_parameter_servers(args.ps_timeout_secs):
+            work(role, setup)
+            role.finish(stopped=stop.requested)
+    return stop.exit_status if stop.requested else 0

@@ -9,12 +9,35 @@ class TowersError(Exception):
     """Bad input, impossible flags or a failed run, with a message naming what is wrong."""
 
 
-class LossDivergedError(TowersError):
-    """The training loss became NaN or infinite."""
+def tf_error_cause(message):
+    """The line of a TensorFlow error message that says what went wrong.
 
-    def __init__(self, step, loss_value):
+    A graph-mode message starts 'Graph execution error:', then where the failing op was
+    defined, then "Node: '<op>'", and only then the cause (e.g. 'Received a label value of 200
+    which is outside the valid range of [0, 10).'), then the node again and a stack trace.
+
+    Args:
+      message: the message of a `tf.errors.OpError`.
+
+    Returns:
+      The cause's line; without a "Node:" line, the first line that is not that preamble.
+    """
+    lines = [line.strip() for line in message.split('\n')]
+    for index, line in enumerate(lines[:-1]):
+        if line.startswith("Node: '"):
+            return lines[index + 1]
+    return next((line for line in lines if line and line != 'Graph execution error:'), message)
+
+
+class LossDivergedError(TowersError):
+    """The training loss (of the model `name`, among models trained side by side) became NaN
+    or infinite."""
+
+    def __init__(self, step, loss_value, name=None):
         super().__init__(
-            'training diverged: the loss is %r at step %d; no checkpoint of that step was '
-            'written (lower the learning rate or check the input data)' % (loss_value, step))
+            'training diverged: the loss%s is %r at step %d; no checkpoint of that step was '
+            'written (lower the learning rate or check the input data)'
+            % ('' if name is None else ' of ' + name, loss_value, step))
         self.step = step
         self.loss_value = loss_value
+        self.name = name

@@ -1,9 +1,13 @@
-"""Evaluating a trained network: its outputs from a checkpoint, detection scores and figures.
+"""Evaluating a trained network: its outputs from a checkpoint, detection and classification
+scores, figures.
 
     outputs = restore_and_predict(lambda x: net(x, is_training=False), checkpoint, images,
                                   batch_size=8, names=['score'])
     metrics = detection_metrics(labels, outputs['score'])   # average precision, errors, ...
+    metrics = classification_metrics(labels, predicted_classes, class_names)  # per class
+    metrics = segmentation_metrics(true_masks, outputs['mask'])   # IoU, Dice, pixel accuracy
     write_pr_curve('pr_curve.png', labels, outputs['score'], 'my detector')
+    write_confusion_matrix('confusion.png', metrics['confusion_matrix'], class_names, 'title')
     write_panel('panel.png', [image, true_mask, predicted_mask], 'item 3')
 
 Nothing here knows a model or a data set. Average precision and the precision-recall curve equal
@@ -18,6 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
+from towers import checkpoints
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.files import write_file_atomically
@@ -43,11 +48,29 @@ def require_variables(checkpoint, names, what):
                           % (checkpoint, what, ', '.join(missing)))
 
 
+def checkpoint_to_evaluate(checkpoint_path, train_dir, train_script):
+    """`checkpoint_path` when given, else the newest checkpoint of `train_dir` that reads whole
+    (`towers.checkpoints.newest_readable`).
+
+    Raises:
+      TowersError: `train_dir` holds no checkpoint; the message says to train first with
+        `train_script`. Or every checkpoint there is damaged.
+    """
+    checkpoint = checkpoint_path or checkpoints.newest_readable(train_dir)
+    if not checkpoint:
+        raise TowersError('no checkpoint in --train_dir %s; train first with %s --train_dir %s'
+                          % (train_dir, train_script, train_dir))
+    return checkpoint
+
+
 def poll_checkpoints(checkpoint_dir, evaluate, run_once, interval_secs, sleep=time.sleep):
     """Evaluates the newest checkpoint of `checkpoint_dir` once, or again every interval.
 
     As the TF1 evaluation scripts did beside a running training: without `run_once` it never
-    returns, and waits (logging it) while the directory has no checkpoint yet.
+    returns, and waits (logging it) while the directory has no checkpoint yet. The newest
+    checkpoint is the newest that reads whole (`towers.checkpoints.newest_readable`); one that
+    the training deletes while `evaluate` reads it (it keeps only its newest few) is logged and
+    left for the newest one then.
 
     Args:
       checkpoint_dir: the training's directory.
@@ -57,12 +80,20 @@ def poll_checkpoints(checkpoint_dir, evaluate, run_once, interval_secs, sleep=ti
       sleep: how to wait (for tests).
 
     Raises:
-      TowersError: with `run_once`, when the directory is missing or holds no checkpoint.
+      TowersError: with `run_once`, when the directory is missing or holds no checkpoint; or
+        every checkpoint there is damaged.
     """
     while True:
-        checkpoint = tf.train.latest_checkpoint(checkpoint_dir)
+        checkpoint = checkpoints.newest_readable(checkpoint_dir)
         if checkpoint is not None:
-            evaluate(checkpoint)
+            try:
+                evaluate(checkpoint)
+            except (TowersError, tf.errors.OpError):
+                if checkpoints.exists(checkpoint):
+                    raise
+                log.warning('checkpoint %s was deleted while it was read (the training keeps '
+                            'only its newest ones); reading the newest one now', checkpoint)
+                continue
         elif run_once:
             raise TowersError('no checkpoint in --checkpoint_dir %s (expected model.ckpt-<step> '
                               'files and a `checkpoint` index written by the training)'
@@ -80,17 +111,19 @@ def restore_and_sum(saver, checkpoint, tensor, num_batches, final_fetches=None, 
     Args:
       saver: a `tf.train.Saver` of the default graph that restores the network.
       checkpoint: the checkpoint prefix.
-      tensor: what to sum, e.g. [batch] bool of correct predictions from an input pipeline.
+      tensor: what to sum over its first axis, e.g. [batch] bool of correct predictions from an
+        input pipeline, or [batch, k] for k sums at once.
       num_batches: runs of `tensor`.
       final_fetches: fetched once after the runs (e.g. summaries), or None.
       config: the session's `tf.ConfigProto`, or None.
 
     Returns:
-      (the sum as a Python number, the values of `final_fetches`).
+      (the sum: a Python number, or a [k] array for a [batch, k] tensor; the values of
+      `final_fetches`).
     """
     with tf.Session(config=config) as sess:
         restore_checkpoint(saver, sess, checkpoint)
-        total = sum(np.sum(sess.run(tensor)) for _ in range(num_batches))
+        total = sum(np.sum(sess.run(tensor), axis=0) for _ in range(num_batches))
         final = None if final_fetches is None else sess.run(final_fetches)
     return total.item() if isinstance(total, np.generic) else total, final
 
@@ -211,6 +244,100 @@ def detection_metrics(labels, scores):
     }
 
 
+def classification_metrics(labels, predictions, class_names):
+    """Accuracy overall and per class, and the confusion matrix, of a classifier.
+
+    Args:
+      labels: [n] true class indices in 0..k-1, n >= 1.
+      predictions: [n] predicted class indices in 0..k-1.
+      class_names: the k class names, in index order.
+
+    Returns:
+      A dict: num_examples; accuracy (the fraction predicted right); per_class, a dict class
+      name -> {'examples': n_c, 'correct': right of them, 'accuracy': their fraction, or None
+      when n_c is 0}; class_names; confusion_matrix, k lists of k counts, row = true class,
+      column = predicted class.
+    """
+    labels = np.asarray(labels, np.int64)
+    predictions = np.asarray(predictions, np.int64)
+    confusion = np.zeros([len(class_names)] * 2, np.int64)
+    np.add.at(confusion, (labels, predictions), 1)
+    examples, correct = confusion.sum(axis=1), np.diag(confusion)
+    return {
+        'num_examples': int(len(labels)),
+        'accuracy': float(correct.sum() / len(labels)),
+        'per_class': {name: {'examples': int(count), 'correct': int(right),
+                             'accuracy': float(right / count) if count else None}
+                      for name, count, right in zip(class_names, examples, correct)},
+        'class_names': list(class_names),
+        'confusion_matrix': confusion.tolist(),
+    }
+
+
+def segmentation_metrics(masks, predictions, threshold=0.5):
+    """IoU, Dice (F1) and pixel accuracy of binary masks, over all pixels of a set together.
+
+    Args:
+      masks: [n, ...] true masks, 0/1.
+      predictions: [n, ...] the predicted probabilities of the foreground, the same shape.
+      threshold: a pixel is predicted foreground when its probability is >= this.
+
+    Returns:
+      A dict: iou (true positives over their union with false positives and negatives),
+      dice (twice the true positives over the predicted plus the true foreground) and
+      pixel_accuracy (the fraction of pixels predicted right). Without any true or predicted
+      foreground, iou and dice are 1.
+    """
+    truth = np.asarray(masks) > 0
+    predicted = np.asarray(predictions) >= threshold
+    if truth.shape != predicted.shape:
+        raise ValueError('masks %s and predictions %s differ in shape'
+                         % (truth.shape, predicted.shape))
+    true_positives = float(np.sum(truth & predicted))
+    errors = float(np.sum(truth != predicted))
+    return {
+        'iou': true_positives / (true_positives + errors) if true_positives + errors else 1.0,
+        'dice': (2 * true_positives / (2 * true_positives + errors)
+                 if true_positives + errors else 1.0),
+        'pixel_accuracy': 1.0 - errors / truth.size,
+    }
+
+
+def markdown_table(header, rows):
+    """A Markdown table: `header` a list of column titles, `rows` lists of cells (strings, or
+    numbers written with 3 decimals). Returns the text, one line per row."""
+    def cell(value):
+        return '%.3f' % value if isinstance(value, float) else str(value)
+    lines = ['| %s |' % ' | '.join(header), '|%s' % ('---|' * len(header))]
+    lines += ['| %s |' % ' | '.join(cell(value) for value in row) for row in rows]
+    return '\n'.join(lines) + '\n'
+
+
+def write_curves(path, curves, title, ylabel, log_scale=False):
+    """Draws several curves on one chart to the PNG `path`.
+
+    Args:
+      path: the PNG to write.
+      curves: a list of (label, steps, values), e.g. each model's training loss.
+      title, ylabel: of the chart; the x axis is the step.
+      log_scale: a logarithmic y axis.
+    """
+    figure = Figure(figsize=(6, 4))
+    axes = figure.subplots()
+    for label, steps, values in curves:
+        axes.plot(steps, values, label=label)
+    if log_scale:
+        axes.set_yscale('log')
+    axes.set_xlabel('step')
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    write_file_atomically(path, lambda temporary: figure.savefig(temporary, format='png',
+                                                                 dpi=100))
+
+
 def write_pr_curve(path, labels, scores, title):
     """Draws the precision-recall curve of `scores` ([n], with `labels` [n] 0/1) to the PNG
     `path`, titled `title`."""
@@ -225,6 +352,40 @@ def write_pr_curve(path, labels, scores, title):
     axes.set_ylim(0, 1.01)
     axes.set_title(title)
     axes.grid(True, alpha=0.3)
+    write_file_atomically(path, lambda temporary: figure.savefig(temporary, format='png',
+                                                                 dpi=100))
+
+
+def write_confusion_matrix(path, confusion, class_names, title):
+    """Draws a confusion matrix to the PNG `path`: counts in the cells, shaded by the fraction
+    of their true class (row), so that classes of any size read alike.
+
+    Args:
+      path: the PNG to write.
+      confusion: k lists of k counts, row = true class, column = predicted class (as
+        `classification_metrics` gives it).
+      class_names: the k class names, in index order.
+      title: the figure's title.
+    """
+    confusion = np.asarray(confusion, np.int64)
+    fractions = confusion / np.maximum(confusion.sum(axis=1, keepdims=True), 1)
+    size = 2.5 + 0.6 * len(class_names)
+    figure = Figure(figsize=(size + 1, size))
+    axes = figure.subplots()
+    image = axes.imshow(fractions, cmap='Blues', vmin=0, vmax=1)
+    for (row, column), count in np.ndenumerate(confusion):
+        axes.text(column, row, str(count), ha='center', va='center', fontsize='small',
+                  color='white' if fractions[row, column] > 0.5 else 'black')
+    ticks = np.arange(len(class_names))
+    axes.set_xticks(ticks)
+    axes.set_xticklabels(class_names, rotation=45, ha='right', fontsize='small')
+    axes.set_yticks(ticks)
+    axes.set_yticklabels(class_names, fontsize='small')
+    axes.set_xlabel('predicted class')
+    axes.set_ylabel('true class')
+    axes.set_title(title, fontsize='medium')
+    figure.colorbar(image, ax=axes, label='fraction of the true class')
+    figure.tight_layout()
     write_file_atomically(path, lambda temporary: figure.savefig(temporary, format='png',
                                                                  dpi=100))
 

@@ -17,6 +17,9 @@ def write_file_atomically(path, write):
     Args:
       path: the file to create or replace; its directory must exist.
       write: a function that writes the whole file at the path it is given.
+
+    Raises:
+      OSError: from `write` (e.g. a full disk), naming `path` (a failed write names no file).
     """
     folder, name = os.path.split(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix='.' + name + '.',
@@ -25,6 +28,9 @@ def write_file_atomically(path, write):
     try:
         write(temporary)
         os.replace(temporary, path)
+    except OSError as err:
+        os.remove(temporary)
+        raise OSError(err.errno, err.strerror or str(err), path) from err
     except BaseException:
         os.remove(temporary)
         raise

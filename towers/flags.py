@@ -13,9 +13,12 @@ A bad value, an unknown flag or an unreadable flag file raises `FlagError`, whic
 runner (`towers.cli.run`) prints as one `error: ...` line, exiting with status 1.
 """
 import argparse
+import os
 import re
 
+from towers import modes
 from towers.errors import TowersError
+from towers.preemption import STOP_GRACE_SECS
 
 PS_JOB = 'ps'
 WORKER_JOB = 'worker'
@@ -51,14 +54,34 @@ def non_negative_int(text):
     return _int_at_least(text, 0)
 
 
-def positive_float(text):
-    """Flag type: a number > 0."""
+def positive_int_list(text):
+    """Flag type: comma-separated integers >= 1, e.g. '1,2,4', in the order given."""
+    values = [_int_at_least(item.strip(), 1) for item in text.split(',') if item.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError('expected comma-separated numbers >= 1, got %r' % text)
+    return values
+
+
+def _float(text):
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError('expected a number, got %r' % text)
+
+
+def positive_float(text):
+    """Flag type: a number > 0."""
+    value = _float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError('expected a number > 0, got %s' % text)
+    return value
+
+
+def non_negative_float(text):
+    """Flag type: a number >= 0."""
+    value = _float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError('expected a number >= 0, got %s' % text)
     return value
 
 
@@ -80,6 +103,67 @@ def host_list(text):
         raise argparse.ArgumentTypeError('expected comma-separated host:port entries, got %s'
                                          % ', '.join(repr(h) for h in bad))
     return hosts
+
+
+def _nearest_existing(path):
+    """`path` itself, or its nearest ancestor that exists."""
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def _existing_dir(text, access, what):
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError('expected a directory, but %s is a file' % text)
+    if not os.access(text, access | os.X_OK):
+        raise argparse.ArgumentTypeError('expected a directory it can %s, but %s is not %sable'
+                                         % (what, text, what))
+    return text
+
+
+def _creatable_dir(text):
+    parent = _nearest_existing(text)
+    if not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError('expected a directory, but %s is a file' % parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError('cannot create the directory %s: %s is not writable'
+                                         % (text, parent))
+    return text
+
+
+def output_dir(text):
+    """Flag type: a directory to write to: an existing writable one, or one that can be made."""
+    if os.path.exists(text):
+        return _existing_dir(text, os.W_OK, 'write')
+    return _creatable_dir(text)
+
+
+def input_dir(text):
+    """Flag type: an existing directory to read."""
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError('expected an existing directory, but %s does not '
+                                         'exist' % text)
+    return _existing_dir(text, os.R_OK, 'read')
+
+
+def data_dir(text):
+    """Flag type: a directory of data to read, or one that can be made to generate data in."""
+    if os.path.exists(text):
+        return _existing_dir(text, os.R_OK, 'read')
+    return _creatable_dir(text)
+
+
+def checkpoint_prefix(text):
+    """Flag type: a checkpoint prefix, e.g. '/tmp/train/model.ckpt-1000' (its `.index` exists)."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError('expected a checkpoint prefix such as %s, but %s is a '
+                                         'directory' % (os.path.join(text, 'model.ckpt-<step>'),
+                                                        text))
+    if not os.path.isfile(text + '.index'):
+        raise argparse.ArgumentTypeError('expected a checkpoint prefix, but there is no %s.index'
+                                         % text)
+    return text
 
 
 class FlagParser(argparse.ArgumentParser):
@@ -161,12 +245,68 @@ def add_device_flags(parser):
                         help='Ops run at once; 0 lets TensorFlow choose.')
 
 
+def add_mode_flags(parser, default=modes.Mode()):
+    """Adds how the towers are built and updated: `--variable_update parameter_server|replicated`,
+    `--xla` and `--mixed_precision`; `mode_from_flags(args)` passes them to `towers.fit`.
+
+    Args:
+      parser: a `FlagParser`.
+      default: the model's default `towers.Mode`.
+    """
+    parser.add_argument('--variable_update', choices=modes.VARIABLE_UPDATES,
+                        default=default.variable_update,
+                        help='parameter_server: the variables on the parameter device, the '
+                             'towers\' gradients averaged there; replicated: a copy of the '
+                             'variables on every tower device, the gradients all-reduced. '
+                             'Checkpoints are alike: a run may switch when it resumes '
+                             '(default %s).' % default.variable_update)
+    parser.add_boolean('xla', default.xla, 'Compile each tower (forward and backward) with XLA.')
+    parser.add_boolean('mixed_precision', default.mixed_precision,
+                       'Compute each tower in float16 from float32 master weights, with dynamic '
+                       'loss scaling (unlike a model\'s own --use_fp16, which makes the weights '
+                       'float16).')
+
+
+def mode_from_flags(args):
+    """The `towers.Mode` of `add_mode_flags`'s flags, for `towers.fit(..., mode=...)`."""
+    return modes.Mode(args.variable_update, args.xla, args.mixed_precision)
+
+
+def add_checkpoint_flags(parser, save_checkpoint_steps=None):
+    """Adds `--save_checkpoint_secs` (default 600, as the tutorial's MonitoredTrainingSession)
+    and `--save_checkpoint_steps`; `checkpoint_options(args)` passes them to `towers.fit`.
+
+    Args:
+      parser: a `FlagParser`.
+      save_checkpoint_steps: the default step interval; None for none.
+    """
+    parser.add_argument('--save_checkpoint_secs', type=positive_float, default=600.0,
+                        help='Write a checkpoint after the first step that ends this many '
+                             'seconds after the last one (or at the --save_checkpoint_steps '
+                             'interval, whichever comes first), and at the end or a stop. A '
+                             'process killed outright loses at most this interval.')
+    parser.add_argument('--save_checkpoint_steps', type=positive_int,
+                        default=save_checkpoint_steps,
+                        help='Also write a checkpoint at every multiple of this many steps '
+                             '(default: %s).' % (save_checkpoint_steps or 'none'))
+
+
+def checkpoint_options(args):
+    """The `towers.train` arguments of `add_checkpoint_flags`'s flags, for `towers.fit(...,
+    **checkpoint_options(args))`."""
+    return {'save_checkpoint_secs': args.save_checkpoint_secs,
+            'save_checkpoint_steps': args.save_checkpoint_steps}
+
+
 def add_cluster_flags(parser):
     """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
-    --sync_replicas (and --nosync_replicas)."""
+    --sync_replicas (and --nosync_replicas); and how long stopping and a lost parameter server
+    may take: --stop_grace_secs, --ps_timeout_secs."""
     group = parser.add_argument_group(
-        'cluster', 'Training across processes or machines; without these flags training runs '
-                   'in this process alone.')
+        'cluster', 'Training across processes or machines; without these flags the cluster '
+                   'comes from the TF_CONFIG environment variable (chief, worker, ps, as '
+                   'Kubeflow\'s TFJob sets it), and without either training runs in this '
+                   'process alone.')
     group.add_argument('--job_name', choices=[PS_JOB, WORKER_JOB],
                        help='This process is a parameter server (ps) or a worker.')
     group.add_argument('--task_index', type=non_negative_int, default=0,
@@ -178,3 +318,11 @@ def add_cluster_flags(parser):
     parser.add_boolean('sync_replicas', True,
                        'Aggregate the gradients of all workers into one update per step; '
                        '--nosync_replicas lets each worker apply its own updates.', group=group)
+    group.add_argument('--stop_grace_secs', type=positive_float, default=STOP_GRACE_SECS,
+                       help='After SIGTERM or SIGINT: how long a worker lets its current step '
+                            'run before cancelling it (it may wait for a worker that has '
+                            'stopped); a parameter server serves the stopping workers for up to '
+                            'twice this.')
+    group.add_argument('--ps_timeout_secs', type=positive_float, default=180.0,
+                       help='A worker stops with an error naming the parameter server when one '
+                            'has not answered for this long.')

@@ -6,6 +6,7 @@ step from the loop instead. Each reads `steps_done`: the global step after the r
 loop fetches after the train op.
 """
 import datetime
+import logging
 import os
 import threading
 import time
@@ -13,13 +14,22 @@ import time
 import numpy as np
 
 from towers.compat import tf
-from towers.errors import LossDivergedError
+from towers.errors import LossDivergedError, TowersError, tf_error_cause
+
+log = logging.getLogger(__name__)
 
 LOG_FORMAT = '%s: step %d, loss = %.2f (%.1f examples/sec; %.3f sec/batch)'
+# Models trained side by side: every model's loss on the one line, e.g. 'loss unet = 0.5213,
+# fpn = 0.6110'.
+NAMED_LOSSES_FORMAT = '%s: step %d, loss %s (%.1f examples/sec; %.3f sec/batch)'
 
 
 def _steps_done(run_values):
     return int(round(float(run_values.results['steps_done'])))
+
+
+def _read_step(session, global_step):
+    return int(round(float(session.run(global_step))))
 
 
 class _StepHook(tf.train.SessionRunHook):
@@ -33,7 +43,8 @@ class _StepHook(tf.train.SessionRunHook):
 
 
 class DivergenceGuardHook(_StepHook):
-    """Stops training with `LossDivergedError` when the loss is NaN or infinite.
+    """Stops training with `LossDivergedError` when the loss (or one of a dict of named
+    losses) is NaN or infinite.
 
     It must come before the checkpoint hook, so that no checkpoint of a diverged step is written.
     """
@@ -43,8 +54,10 @@ class DivergenceGuardHook(_StepHook):
 
     def after_run(self, run_context, run_values):
         loss_value = run_values.results['loss']
-        if not np.all(np.isfinite(loss_value)):
-            raise LossDivergedError(_steps_done(run_values) - 1, float(loss_value))
+        named = loss_value if isinstance(loss_value, dict) else {None: loss_value}
+        for name, value in named.items():
+            if not np.all(np.isfinite(value)):
+                raise LossDivergedError(_steps_done(run_values) - 1, float(value), name)
 
 
 class StopAtStepHook(_StepHook):
@@ -57,7 +70,7 @@ class StopAtStepHook(_StepHook):
         self.steps_done = None
 
     def after_create_session(self, session, coord):
-        self.steps_done = int(round(float(session.run(self._global_step))))
+        self.steps_done = _read_step(session, self._global_step)
 
     @property
     def finished(self):
@@ -72,37 +85,60 @@ class StopAtStepHook(_StepHook):
 class StepTimerHook(tf.train.SessionRunHook):
     """Times every step: the wall time of each `session.run` of the train op.
 
+    Its `summary` gives the figures of the `TimeHistory` callback of the Keras multi-GPU
+    Estimator examples (every step's time, their sum as the total time, images/sec from the mean
+    step time) and the median beside them, which one slow step (the first, where the graph is
+    optimised, or one disturbed by another process) does not move.
+
     Attributes:
       durations: seconds of each step so far.
     """
 
-    def __init__(self, examples_per_step):
+    def __init__(self, examples_per_step, clock=time.time):
+        """Args:
+          examples_per_step: the global batch of one step.
+          clock: the time in seconds (for tests).
+        """
         self.examples_per_step = examples_per_step
         self.durations = []
+        self._clock = clock
         self._start = None
         self._first_start = None
 
     def before_run(self, run_context):
-        self._start = time.time()
+        self._start = self._clock()
         if self._first_start is None:
             self._first_start = self._start
 
     def after_run(self, run_context, run_values):
-        self.durations.append(time.time() - self._start)
+        self.durations.append(self._clock() - self._start)
 
     def summary(self):
-        """Returns a dict: steps, median_step_sec, examples_per_sec (at the median), total_sec."""
-        if not self.durations:
-            return {'steps': 0, 'median_step_sec': None, 'examples_per_sec': None,
-                    'total_sec': 0.0}
-        median = float(np.median(self.durations))
-        return {'steps': len(self.durations), 'median_step_sec': median,
-                'examples_per_sec': self.examples_per_step / median,
-                'total_sec': time.time() - self._first_start}
+        """The timing of the steps so far, as a dict ready for JSON.
+
+        Returns:
+          A dict: steps; step_secs (each step's seconds, in order); sum_step_sec (their sum, the
+          reference's total time); mean_step_sec and median_step_sec; examples_per_step (the
+          global batch: batch per tower x towers); examples_per_sec_mean (examples_per_step /
+          mean_step_sec, the reference's images/sec); examples_per_sec (at the median);
+          total_sec (wall time from the first step's start until now, hooks and checkpoints
+          included). The step-time figures are None without steps.
+        """
+        steps = len(self.durations)
+        mean = float(np.mean(self.durations)) if steps else None
+        median = float(np.median(self.durations)) if steps else None
+        return {'steps': steps, 'step_secs': [float(d) for d in self.durations],
+                'sum_step_sec': float(np.sum(self.durations)),
+                'mean_step_sec': mean, 'median_step_sec': median,
+                'examples_per_step': self.examples_per_step,
+                'examples_per_sec_mean': self.examples_per_step / mean if steps else None,
+                'examples_per_sec': self.examples_per_step / median if steps else None,
+                'total_sec': self._clock() - self._first_start if steps else 0.0}
 
 
 class LoggingHook(_StepHook):
-    """Prints the tutorial's progress line every `every_n_steps` steps."""
+    """Prints the tutorial's progress line every `every_n_steps` steps; for a dict of named
+    losses, each name and loss (`NAMED_LOSSES_FORMAT`)."""
 
     def __init__(self, steps_done, loss, timer, num_towers, every_n_steps=10, printer=print):
         super().__init__(steps_done, loss=loss)
@@ -116,9 +152,14 @@ class LoggingHook(_StepHook):
         if step % self._every:
             return
         duration = self._timer.durations[-1]
-        self._print(LOG_FORMAT % (datetime.datetime.now(), step, run_values.results['loss'],
-                                  self._timer.examples_per_step / duration,
-                                  duration / self._num_towers), flush=True)
+        loss = run_values.results['loss']
+        line = LOG_FORMAT
+        if isinstance(loss, dict):
+            line = NAMED_LOSSES_FORMAT
+            loss = ', '.join('%s = %.4f' % named for named in loss.items())
+        self._print(line % (datetime.datetime.now(), step, loss,
+                            self._timer.examples_per_step / duration,
+                            duration / self._num_towers), flush=True)
 
 
 class SummaryHook(_StepHook):
@@ -154,37 +195,146 @@ class SummaryHook(_StepHook):
 
 
 class CheckpointHook(_StepHook):
-    """Saves `train_dir/model.ckpt-<global step>` every `every_n_steps` steps and at the end.
+    """Saves `train_dir/model.ckpt-<global step>` every `every_n_steps` steps or every
+    `every_n_secs` seconds, whichever comes first, and at the end (the last step, or a stop).
 
-    TensorFlow's saver writes the data under a temporary name and renames it, and rewrites the
-    `checkpoint` index file atomically, so an interrupted save leaves the previous checkpoint
-    as the newest.
+    TensorFlow's saver writes the data and the index under temporary names and renames them,
+    and rewrites the `checkpoint` state file atomically, so a save that is killed or fails
+    leaves the previous checkpoint as the newest. A failed save ends training with a
+    `TowersError` that says why (a full disk as such) and names that previous checkpoint.
     """
 
-    def __init__(self, steps_done, saver, train_dir, every_n_steps, global_step):
+    def __init__(self, steps_done, saver, train_dir, global_step, every_n_steps=None,
+                 every_n_secs=None):
+        """Args:
+          steps_done: the global step after the run, as the loop fetches it.
+          saver: the `tf.train.Saver` to save with.
+          train_dir: the directory of the checkpoints.
+          global_step: the global step variable.
+          every_n_steps: save when the global step is a multiple of it; None: never for that.
+          every_n_secs: save after the first step that ends this long after the last save;
+            None: never for that.
+        """
         super().__init__(steps_done)
         self._saver = saver
+        self._train_dir = train_dir
         self._prefix = os.path.join(train_dir, 'model.ckpt')
-        self._every = every_n_steps
         self._global_step = global_step
+        self._every_steps = every_n_steps
+        self._every_secs = every_n_secs
+        # The loop's thread and a cancelled chief's save never write at once.
+        self._lock = threading.Lock()
         self._last_saved = None
+        self._last_time = None
 
     def after_create_session(self, session, coord):
-        self._last_saved = int(round(float(session.run(self._global_step))))
+        self._last_saved = _read_step(session, self._global_step)
+        self._last_time = time.monotonic()
 
     def after_run(self, run_context, run_values):
         steps_done = _steps_done(run_values)
-        if steps_done % self._every == 0:
+        if ((self._every_steps and steps_done % self._every_steps == 0)
+                or (self._every_secs is not None
+                    and time.monotonic() - self._last_time >= self._every_secs)):
             self._save(run_context.session, steps_done)
 
     def end(self, session):
-        steps_done = int(round(float(session.run(self._global_step))))
-        if steps_done != self._last_saved:
-            self._save(session, steps_done)
+        self._save(session, _read_step(session, self._global_step))
+
+    def save_in_new_session(self, master, config):
+        """Saves the current step through a session of its own.
+
+        For a cluster's chief whose training session was closed to cancel a blocked step: the
+        variables live on the parameter servers and outlast that session.
+        """
+        with tf.Session(master, config=config) as session:
+            self._save(session, _read_step(session, self._global_step))
 
     def _save(self, session, steps_done):
-        self._saver.save(session, self._prefix, global_step=steps_done)
-        self._last_saved = steps_done
+        with self._lock:
+            if steps_done == self._last_saved:
+                return
+            try:
+                self._saver.save(session, self._prefix, global_step=steps_done)
+            except tf.errors.OpError as err:
+                cause = tf_error_cause(err.message)
+                full = (isinstance(err, tf.errors.ResourceExhaustedError)
+                        or 'No space left' in cause)
+                previous = tf.train.latest_checkpoint(self._train_dir)
+                raise TowersError(
+                    '%s: cannot write checkpoint %s-%d (%s); %s' % (
+                        'the disk is full' if full else 'saving failed', self._prefix,
+                        steps_done, cause,
+                        'the previous checkpoint %s is intact, and a restart resumes from it'
+                        % previous if previous else 'no checkpoint was written before'))
+            self._last_saved = steps_done
+            self._last_time = time.monotonic()
+
+
+class CancelStepOnStopHook(tf.train.SessionRunHook):
+    """Cancels a cluster's training step that still runs `grace_secs` after a stop request.
+
+    A synchronous worker's step waits for the gradients of every worker and for the chief's
+    update; when another process has stopped first, they never come. Closing the session
+    cancels the wait (the coordinator is asked to stop first, so that its threads'
+    cancellation counts as no error); the loop then ends as stopped, and a chief saves its last
+    checkpoint through a new session (`CheckpointHook.save_in_new_session`). A process training
+    alone never needs this: its step waits for no one, and its variables die with its session.
+
+    Attributes:
+      cancelled: whether it closed the session.
+    """
+
+    def __init__(self, stop, grace_secs):
+        """Args:
+          stop: the process's `towers.preemption.StopRequest`.
+          grace_secs: how long after the request the step may still run.
+        """
+        self._stop = stop
+        self._grace = grace_secs
+        self._lock = threading.Lock()
+        self._ended = False
+        self._timer = None
+        self._unregister = None
+        self._session = None
+        self._coord = None
+        self.cancelled = False
+
+    def after_create_session(self, session, coord):
+        # A session made again (after a parameter server came back) replaces the old one.
+        if self._unregister is not None:
+            self._unregister()
+        self._session, self._coord = session, coord
+        self._unregister = self._stop.on_request(self._arm)
+
+    def end(self, session):
+        self.disarm()
+
+    def disarm(self):
+        """Keeps it from cancelling anything from now on (the loop has left its steps)."""
+        with self._lock:
+            self._ended = True
+            if self._timer is not None:
+                self._timer.cancel()
+        if self._unregister is not None:
+            self._unregister()
+
+    def _arm(self):
+        with self._lock:
+            if not self._ended:
+                self._timer = threading.Timer(self._grace, self._cancel)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _cancel(self):
+        with self._lock:
+            if self._ended:
+                return
+            self.cancelled = True
+        log.warning('the current step still runs %g s after %s: it waits for a process '
+                    'that has stopped; cancelling it', self._grace, self._stop.signal_name)
+        self._coord.request_stop()
+        self._session.close()
 
 
 class CloseSessionOnStopHook(tf.train.SessionRunHook):

@@ -4,9 +4,10 @@
                              num_ps=1, num_workers=2, num_gpus=2)
 
 `launch` picks free localhost ports, starts the parameter servers and workers as processes of
-the training command with their cluster flags (`task_flags`), prints each process's output
-lines with its role as prefix ('[ps0] ', '[worker1] ', and '[launcher] ' for its own), and
-returns the cluster's exit status once it is over.
+the training command with their cluster flags (`task_flags`) or, with `use_tf_config`, their
+`TF_CONFIG` environment variable (`towers.tf_config.task_value`: worker 0 is the chief), prints
+each process's output lines with its role as prefix ('[ps0] ', '[worker1] ', and '[launcher] '
+for its own), and returns the cluster's exit status once it is over.
 """
 import functools
 import os
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 
-from towers import flags
+from towers import flags, tf_config
 from towers.errors import EXIT_INTERRUPTED
 
 EXIT_HUNG = 1
@@ -55,14 +56,17 @@ def free_local_ports(count):
 
 
 def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace=60.0,
-           printer=functools.partial(print, flush=True)):
+           printer=functools.partial(print, flush=True), use_tf_config=False):
     """Runs a cluster of `num_ps` parameter servers and `num_workers` workers on localhost.
 
     Every task is a process of `command` with `--num_gpus` (when given) and its `task_flags`
-    appended. The first task to exit with a non-zero status ends the cluster: the others are
-    terminated. Ctrl-C (which reaches every process of the terminal) gives the tasks
-    `exit_grace` seconds to exit by themselves; SIGTERM to the launcher, taken while `launch`
-    runs in the main thread, terminates them.
+    appended, or with `use_tf_config` its role in its `TF_CONFIG` variable instead. The first
+    task to exit with a non-zero status ends the cluster: the others are terminated. Ctrl-C
+    (which reaches every process of the terminal) gives the tasks `exit_grace` seconds to exit
+    by themselves; SIGTERM to the launcher, taken while `launch` runs in the main thread, is
+    forwarded to them. Tasks are terminated all at once (a stopping chief still needs the
+    parameter servers to write its last checkpoint), and killed when they are still running
+    `exit_grace` seconds later.
 
     Args:
       command: the training program and its flags, e.g. ['scripts/train.py', '--max_steps',
@@ -75,6 +79,8 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
         killed.
       printer: called with each output line, without its newline, one line at a time;
         by default the line is printed to standard output.
+      use_tf_config: give each task its role in `TF_CONFIG` (as Kubeflow's TFJob does, worker
+        0 as the chief) rather than in cluster flags.
 
     Returns:
       The exit status: 0 when every task exited with 0; else the first non-zero status of a
@@ -86,16 +92,22 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     ps_hosts, worker_hosts = hosts[:num_ps], hosts[num_ps:]
     console = _Console(printer)
     exits = queue.Queue()
-    console.print('launcher', 'ps: %s; workers: %s' % (','.join(ps_hosts),
-                                                       ','.join(worker_hosts)))
+    console.print('launcher', 'ps: %s; workers: %s%s' % (
+        ','.join(ps_hosts), ','.join(worker_hosts),
+        '; roles in %s' % tf_config.VARIABLE if use_tf_config else ''))
     tasks = []
     restore_sigterm = _raise_on_sigterm()
     try:
         for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers)):
             for index in range(count):
-                argv = _task_argv(command, num_gpus,
-                                  task_flags(ps_hosts, worker_hosts, job, index))
-                tasks.append(_Task('%s%d' % (job, index), argv, exits, console))
+                if use_tf_config:
+                    role_flags, env = [], {tf_config.VARIABLE: tf_config.task_value(
+                        ps_hosts, worker_hosts, job, index)}
+                else:
+                    role_flags, env = task_flags(ps_hosts, worker_hosts, job, index), {}
+                tasks.append(_Task('%s%d' % (job, index),
+                                   _task_argv(command, num_gpus, role_flags), exits, console,
+                                   env))
         deadline = None if timeout is None else time.monotonic() + timeout
         return _wait(tasks, exits, deadline, exit_grace, console)
     except KeyboardInterrupt:
@@ -109,8 +121,7 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     except _Terminated:
         return _exit_status(-signal.SIGTERM)
     finally:
-        for task in tasks:
-            task.stop(exit_grace)
+        _stop_all(tasks, exit_grace, console)
         restore_sigterm()
 
 
@@ -129,12 +140,12 @@ class _Console:
 class _Task:
     """One process of the cluster, its output streamed line by line to the console."""
 
-    def __init__(self, name, argv, exits, console):
+    def __init__(self, name, argv, exits, console, env):
         self.name = name
         self.is_worker = name.startswith(flags.WORKER_JOB)
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         text=True, errors='replace',
-                                        env=dict(os.environ, PYTHONUNBUFFERED='1'))
+                                        env=dict(os.environ, PYTHONUNBUFFERED='1', **env))
         self._reader = threading.Thread(target=self._stream, args=(exits, console),
                                         daemon=True)
         self._reader.start()
@@ -151,16 +162,6 @@ class _Task:
         except subprocess.TimeoutExpired:
             pass
 
-    def stop(self, grace):
-        """Terminates the process if it still runs, and kills it after `grace` seconds."""
-        if self.process.poll() is not None:
-            return
-        self.process.terminate()
-        self.wait_until(time.monotonic() + grace)
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
 
 class _Terminated(Exception):
     """The launcher received SIGTERM."""
@@ -170,7 +171,7 @@ def _raise_on_sigterm():
     """Makes SIGTERM raise `_Terminated` in the main thread; returns what undoes it.
 
     By default SIGTERM would end the launcher at once and leave its tasks running; as an
-    exception it unwinds through `launch`, which terminates them.
+    exception it unwinds through `launch`, which forwards it to them.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # only the main thread may set signal handlers
@@ -180,6 +181,26 @@ def _raise_on_sigterm():
 
     previous = signal.signal(signal.SIGTERM, handler)
     return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_all(tasks, grace, console):
+    """Sends SIGTERM to every task still running, at once; kills those still running `grace`
+    seconds later; prints how each of them ended."""
+    running = [task for task in tasks if task.process.poll() is None]
+    for task in running:
+        task.process.terminate()
+    end = time.monotonic() + grace
+    for task in running:
+        task.wait_until(end)
+    killed = [task for task in running if task.process.poll() is None]
+    for task in killed:
+        task.process.kill()
+        task.process.wait()
+    if running:
+        console.print('launcher', 'terminated %s' % ', '.join(
+            '%s (status %d%s)' % (task.name, _exit_status(task.process.returncode),
+                                  ', killed after %.0f s' % grace if task in killed else '')
+            for task in running))
 
 
 def _exit_status(returncode):

@@ -49,6 +49,8 @@ DOWNLOAD_TIMEOUT_SECS = 60
 
 # The tutorial keeps this fraction of an epoch in the shuffle buffer for good mixing.
 MIN_FRACTION_OF_EXAMPLES_IN_QUEUE = 0.4
+# Records whose labels are checked at a time: 12 MB of the file.
+_RECORDS_PER_READ = 4096
 
 
 def data_files(batches_dir, eval_data):
@@ -65,10 +67,14 @@ def data_files(batches_dir, eval_data):
 
 
 def count_records(filenames):
-    """Checks that every file holds whole records and returns how many there are in all.
+    """Checks every file before the graph reads it, and returns how many records they hold.
+
+    A file must hold whole records, each with a label byte of a class (0..9): a bad label would
+    otherwise surface deep in a tower's loss, naming neither the file nor the record.
 
     Raises:
-      TowersError: a file is missing, empty, or its size is not a multiple of 3073 bytes.
+      TowersError: naming the file: it is missing, empty or not a multiple of 3073 bytes; or
+        naming the file and record: its label byte is not a class.
     """
     total = 0
     for filename in filenames:
@@ -80,8 +86,28 @@ def count_records(filenames):
             raise TowersError(
                 'truncated CIFAR-10 file %s: %d bytes is not a whole number of %d-byte records '
                 '(1 label byte + %d image bytes)' % (filename, size, RECORD_BYTES, IMAGE_BYTES))
+        _check_labels(filename)
         total += size // RECORD_BYTES
     return total
+
+
+def _check_labels(filename):
+    """Raises `TowersError` at the first record of `filename` whose label is not a class."""
+    with tf.gfile.GFile(filename, 'rb') as f:
+        first = 0
+        while True:
+            chunk = f.read(RECORD_BYTES * _RECORDS_PER_READ)
+            if not chunk:
+                return
+            labels = np.frombuffer(chunk, np.uint8)[::RECORD_BYTES]
+            bad = np.flatnonzero(labels >= NUM_CLASSES)
+            if bad.size:
+                record = first + int(bad[0])
+                raise TowersError(
+                    'bad CIFAR-10 record in %s: record %d (byte %d) has label %d, expected a '
+                    'class 0..%d' % (filename, record, record * RECORD_BYTES,
+                                     labels[bad[0]], NUM_CLASSES - 1))
+            first += labels.size
 
 
 def encode_records(images, labels):
