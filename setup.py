@@ -13,7 +13,10 @@ setup(
         'tf-slim==1.1.0',
         'numpy>=1.26',
         'pillow>=10',
+        'h5py>=3.11',
         'matplotlib>=3.8',
         'tensorboard>=2.16,<2.22',
     ],
+    # `towers-legacy script.py [flags]` runs a TF1-era script unchanged (towers/legacy).
+    entry_points={'console_scripts': ['towers-legacy = towers.legacy.runner:main']},
 )

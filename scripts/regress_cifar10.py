@@ -15,18 +15,26 @@ relative) and the final sums of |value| of the variables (reported only).
 project's evaluation graph, which must reproduce the original's precision @ 1, true count
 (exactly) and per-batch sums of |logits| (1e-4 relative).
 
+`--original_dir DIR`: no golden file; DIR holds the user's copy of the original tutorial
+(`cifar10.py`, `cifar10_multi_gpu_train.py`, `cifar10_input.py`), imported through the legacy
+runner (`towers.legacy`). Its own `tower_loss`, `average_gradients` and `inference` train beside
+the project on the same weights and batches (`--tower_counts`, `--steps`), compared as above,
+and the checkpoint each side writes is evaluated by both. `--write_golden FILE` writes the
+original's training figures as a golden file for `--golden`.
+
 Both run TensorFlow with one intra-op and one inter-op thread, as the goldens were measured.
 Prints the largest deviation of each figure and the largest overall; the exit status is 1 when
 any figure is out of its tolerance.
 """
 import functools
 import os
+import tempfile
 
 from models.cifar10 import regression as cifar10_regression
-from towers import TowersError, cli, regression
-from towers.compat import tf
-from towers.files import read_json
-from towers.flags import FlagParser
+from towers import TowersError, cli, legacy, regression
+from towers.compat import TF_VERSION, tf
+from towers.files import read_json, write_json
+from towers.flags import FlagParser, positive_int, positive_int_list
 
 
 def parse_args(argv):
@@ -37,11 +45,25 @@ def parse_args(argv):
                                               '(golden_eval_seed0.json).')
     parser.add_argument('--checkpoint', help='Prefix of the checkpoint the original wrote, '
                                              'for --eval_golden.')
+    parser.add_argument('--original_dir', help='Folder of the original tutorial\'s cifar10.py, '
+                                               'cifar10_multi_gpu_train.py, cifar10_input.py.')
+    parser.add_argument('--tower_counts', type=positive_int_list, default=[1, 2, 4],
+                        help='With --original_dir: comma-separated tower counts (default '
+                             '1,2,4).')
+    parser.add_argument('--steps', type=positive_int, default=20,
+                        help='With --original_dir: training steps of each run (default 20).')
+    parser.add_argument('--write_golden', help='With --original_dir: write the original\'s '
+                                               'training figures to this golden file.')
     args = parser.parse_args(argv)
-    if not (args.golden or args.eval_golden):
-        parser.error('give --golden, --eval_golden or both')
+    if not (args.golden or args.eval_golden or args.original_dir):
+        parser.error('give --golden, --eval_golden, --original_dir or several')
     if args.eval_golden and not args.checkpoint:
         parser.error('--eval_golden needs --checkpoint')
+    if args.write_golden and not args.original_dir:
+        parser.error('--write_golden needs --original_dir')
+    if args.write_golden and not os.path.isdir(os.path.dirname(os.path.abspath(
+            args.write_golden))):
+        parser.error('--write_golden %s: its folder does not exist' % args.write_golden)
     return args
 
 
@@ -71,7 +93,19 @@ def main(argv):
         checks.append(('%s on %s' % (os.path.basename(args.eval_golden),
                                      os.path.basename(args.checkpoint)),
                        functools.partial(_check_evaluation, golden, args.checkpoint)))
-    return 0 if regression.check_runs(checks) else cli.EXIT_ERROR
+    if not args.original_dir:
+        return 0 if regression.check_runs(checks) else cli.EXIT_ERROR
+    originals = legacy.import_originals(args.original_dir, cifar10_regression.ORIGINAL_MODULES,
+                                        '--original_dir')
+    with tempfile.TemporaryDirectory() as workdir:
+        live = cifar10_regression.LiveRegression(originals, workdir)
+        ok = regression.check_runs(checks + live.checks(args.tower_counts, args.steps))
+    if args.write_golden:
+        write_json(args.write_golden, live.golden(
+            'original code in %s, measured live by scripts/regress_cifar10.py --original_dir '
+            'through towers.legacy (TF %s, 1 intra/inter-op thread, towers on virtual CPU '
+            'devices)' % (os.path.abspath(args.original_dir), TF_VERSION)))
+    return 0 if ok else cli.EXIT_ERROR
 
 
 if __name__ == '__main__':

@@ -2,14 +2,17 @@
 
 Every other module of the project takes TensorFlow and tf-slim from here:
 
-    from towers.compat import tf, slim
+    from towers.compat import tf, slim, keras
 
 `tf` is `tensorflow.compat.v1` with v2 behaviour disabled (graph mode, reference
 variables, v1 control flow), as the 2016-2019 code this project runs expects.
 `slim` is tf-slim 1.1.0, made to work on TensorFlow >= 2.13, where it looks for the
 legacy layers under `tf_keras.legacy_tf_layers` while the `tf-keras` package ships
 them as `tf_keras.src.legacy_tf_layers`, and reads names (`ops.Tensor`,
-`control_flow_ops.cond`, ...) that newer releases moved to other modules.
+`control_flow_ops.cond`, ...) that newer releases moved to other modules; `slim.nets` holds
+its networks (`slim.nets.resnet_v1`, ...), which `import tf_slim` alone does not load.
+`keras` is the `tf_keras` package (Keras 2, the `tf.keras` of TensorFlow <= 2.15), whose layers
+and models build in the same graph mode (see `towers.keras_models` for calling one in towers).
 """
 import importlib
 import logging
@@ -114,6 +117,7 @@ def _import_slim(tf_version):
     _restore_moved_names()
     try:
         import tf_slim
+        import tf_slim.nets  # noqa: F401 (`slim.nets`: resnet_v1, inception, vgg, ...)
     except ImportError as err:
         raise UnsupportedEnvironmentError(
             'tf-slim is not installed; install `tf-slim==1.1.0`.') from err
@@ -132,5 +136,6 @@ _tf_logger.setLevel(logging.ERROR)  # disable_v2_behavior logs its own deprecati
 tf.disable_v2_behavior()
 _tf_logger.setLevel(_level)
 slim = _import_slim(_tf_root.__version__)
+keras = importlib.import_module('tf_keras')  # checked against TensorFlow by _import_slim
 
 TF_VERSION = _tf_root.__version__

@@ -4,10 +4,15 @@ A port is regressed by rebuilding what the original measured (a few training ste
 evaluation of its checkpoint) from the same initial values on the same batches, and comparing
 each figure with the original's. This module knows no model:
 
-- `measure_training` builds a `towers.Recipe`'s training step on N virtual CPU towers with one
-  thread per pool (which fixes the order of float additions, as the originals were measured),
-  loads the given initial values by variable name and hands the model's measuring code a
-  `Replay`, which runs fetches on batches and restarts from the initial values;
+- `measure_builder` builds a graph (any builder's) on N virtual CPU towers with one thread per
+  pool (which fixes the order of float additions, as the originals were measured), loads the
+  given initial values by variable name and hands the measuring code a `Replay`, which runs
+  fetches on batches, restarts from the initial values and saves checkpoints;
+  `measure_training` does it for a `towers.Recipe`'s training step; `classic_towers` builds an
+  original program's towers from its own `tower_loss` and `average_gradients`;
+- `regress_builders` regresses a port against its original live, with no golden file: both
+  graphs from the same initial values on the same batches, their figures compared with
+  tolerances (`compare_figures`);
 - `evaluate_checkpoint` restores a checkpoint into a network, with any `tf.train.Saver` var
   list, and runs it on given batches;
 - `Comparison` turns measured and original figures into `Deviation`s (exact, close in absolute
@@ -32,6 +37,7 @@ from towers.devices import configure_devices
 from towers.errors import TowersError
 from towers.evaluation import restore_checkpoint
 from towers.files import read_json
+from towers.replicate import split_batch
 
 # How many of the largest deviations a report lists.
 DEFAULT_SHOW = 10
@@ -169,21 +175,28 @@ def _feed(placeholders, batch):
 
 
 class Replay:
-    """What a model's measuring code does with the session of `measure_training`.
+    """What measuring code does with the session of `measure_builder` (or `measure_training`).
 
     Attributes:
-      training: the `towers.Training` assembled from the recipe.
+      outputs: what the graph builder returned (for `measure_training`, the `towers.Training`
+        assembled from the recipe, also named `training`).
       variable_shapes: dict variable name -> shape (list of ints) of the variables loaded
         with initial values: every global variable but the global step.
     """
 
-    def __init__(self, training, placeholders, session, variables, initial):
-        self.training = training
+    def __init__(self, outputs, placeholders, session, variables, initial, global_step):
+        self.outputs = outputs
         self.variable_shapes = {v.op.name: v.shape.as_list() for v in variables}
         self._placeholders = placeholders
         self._session = session
         self._variables = variables
         self._initial = initial
+        self._global_step = global_step
+
+    @property
+    def training(self):
+        """The `towers.Training` that `measure_training` assembled: `outputs` under its name."""
+        return self.outputs
 
     def run(self, fetches, batch=None):
         """Runs `fetches` (any structure `Session.run` takes) with the placeholders fed
@@ -192,11 +205,17 @@ class Replay:
         return self._session.run(fetches, feed)
 
     def restart(self):
-        """Sets every variable back to its initial value, and the global step to its
-        initializer's."""
-        self._session.run(self.training.global_step.initializer)
+        """Sets every variable back to its initial value, and the global step (if the graph
+        has one) to its initializer's."""
+        if self._global_step is not None:
+            self._session.run(self._global_step.initializer)
         for variable in self._variables:
             variable.load(self._initial[variable.op.name], self._session)
+
+    def save(self, prefix):
+        """Writes every global variable to the checkpoint `prefix` (e.g. '/tmp/x/model.ckpt')."""
+        tf.train.Saver(tf.global_variables()).save(self._session, prefix,
+                                                   write_meta_graph=False)
 
 
 def _initial_values(variables, initial_values):
@@ -226,22 +245,33 @@ def _initial_values(variables, initial_values):
     return checked
 
 
-def measure_training(recipe, batch, num_towers, initial_values, measure, objectives=None):
-    """Builds `recipe`'s training step in a new graph and hands it to `measure` in a session.
+def _global_step():
+    """The default graph's global step: the variable of the `GLOBAL_STEP` collection, else the
+    one named 'global_step' (the tutorials made a float32 one by hand), else None."""
+    found = tf.get_collection(tf.GraphKeys.GLOBAL_STEP) or [
+        v for v in tf.global_variables() if v.op.name == 'global_step']
+    return found[0] if found else None
 
-    The step is assembled with `towers.assemble` on `num_towers` virtual CPU towers (one
-    intra-op and one inter-op thread), fed by placeholders shaped like `batch`. Every global
-    variable but the global step starts at its value from `initial_values`.
+
+def measure_builder(build, batch, num_towers, initial_values, measure):
+    """Builds a graph with `build` and hands it to `measure` in a session.
+
+    The graph is built new, fed by placeholders shaped like `batch`, with `num_towers` virtual
+    CPU devices (one intra-op and one inter-op thread, which fixes the order of float
+    additions). Every global variable but the global step (if the graph has one) starts at its
+    value from `initial_values`.
 
     Args:
-      recipe: a `towers.Recipe`.
+      build: a function (inputs, setup) -> outputs (e.g. a dict of tensors and ops): builds
+        the graph on the placeholders `inputs` (structured as `batch`) and the devices of
+        `setup`, a `towers.DeviceSetup` of `num_towers` tower devices.
       batch: an example global batch: a numpy array or a nested structure (tuple, dict) of
         them, [num_towers * b, ...] each; its dtypes and shapes make the placeholders.
       num_towers: towers, >= 1.
       initial_values: a function from dict variable name -> shape (list of ints) of those
         variables to dict name -> array of that shape, one for each.
-      measure: a function of a `Replay`; may add ops (e.g. norms of gradients) to the graph.
-      objectives: names of the recipe's objectives to build train ops for; all by default.
+      measure: a function of a `Replay`, whose `outputs` are `build`'s; may add ops (e.g.
+        norms of gradients) to the graph.
 
     Returns:
       What `measure` returns.
@@ -253,14 +283,179 @@ def measure_training(recipe, batch, num_towers, initial_values, measure, objecti
     setup = _virtual_cpu_setup(num_towers)
     with tf.Graph().as_default():
         placeholders = _placeholders(batch)
-        training = assemble(recipe, lambda: placeholders, setup, objectives=objectives)
-        variables = [v for v in tf.global_variables() if v is not training.global_step]
+        outputs = build(placeholders, setup)
+        global_step = _global_step()
+        variables = [v for v in tf.global_variables() if v is not global_step]
         initial = _initial_values(variables, initial_values)
         with tf.Session(config=setup.config) as session:
-            session.run(tf.global_variables_initializer())
-            replay = Replay(training, placeholders, session, variables, initial)
+            # Lookup tables (an original's `tf.contrib.lookup`) are not variables: they are
+            # initialized here, once.
+            session.run([tf.global_variables_initializer(), tf.tables_initializer()])
+            replay = Replay(outputs, placeholders, session, variables, initial, global_step)
             replay.restart()
             return measure(replay)
+
+
+def measure_training(recipe, batch, num_towers, initial_values, measure, objectives=None):
+    """`measure_builder` of `recipe`'s training step, assembled with `towers.assemble`.
+
+    Args:
+      recipe: a `towers.Recipe`.
+      batch, num_towers, initial_values: as `measure_builder`.
+      measure: a function of a `Replay`, whose `training` is the `towers.Training`.
+      objectives: names of the recipe's objectives to build train ops for; all by default.
+
+    Returns:
+      What `measure` returns.
+    """
+    return measure_builder(
+        lambda inputs, setup: assemble(recipe, lambda: inputs, setup, objectives=objectives),
+        batch, num_towers, initial_values, measure)
+
+
+ClassicTowers = collections.namedtuple('ClassicTowers', ['losses', 'grads', 'update_ops'])
+ClassicTowers.__doc__ = """The towers of `classic_towers`.
+
+Attributes:
+  losses: list of each tower's loss, as the original's `tower_loss` returned it.
+  grads: the original's `average_gradients` of the towers' (gradient, variable) pairs.
+  update_ops: tower 0's `UPDATE_OPS` (batch-norm statistics), which the tutorials ran with
+    the update.
+"""
+
+
+def classic_towers(tower_loss, average_gradients, inputs, setup, optimizer, device_fn=None,
+                   tower_name='tower'):
+    """The tower loop of the TF1 multi-GPU tutorials, around an original program's functions.
+
+    As the tutorials' `train()` did: in one reused variable scope, for each device i, in
+    `tf.device(device)` and name scope '<tower_name>_<i>', the loss of the i-th shard of
+    `inputs` and its gradients (`optimizer.compute_gradients`); then the original's average,
+    on the parameter device. For a builder of `measure_builder` or `regress_builders`.
+
+    Args:
+      tower_loss: the original's function (scope, *shard) -> the tower's loss.
+      average_gradients: the original's function of the list of each tower's pairs.
+      inputs: a tuple of tensors [num_towers * b, ...], split into equal shards.
+      setup: the `towers.DeviceSetup` whose tower devices the towers go on.
+      optimizer: a `tf.train.Optimizer`.
+      device_fn: a function (tower device) -> what the original put in `tf.device`, e.g. its
+        `assign_to_device(device, '/cpu:0')`; the device itself by default.
+      tower_name: the prefix of the towers' name scopes.
+
+    Returns:
+      A `ClassicTowers`.
+    """
+    losses, tower_grads, update_ops = [], [], []
+    with tf.variable_scope(tf.get_variable_scope()):
+        for i, (device, shard) in enumerate(zip(setup.tower_devices,
+                                                split_batch(inputs, len(setup.tower_devices)))):
+            with tf.device(device_fn(device) if device_fn else device), \
+                    tf.name_scope('%s_%d' % (tower_name, i)) as scope:
+                losses.append(tower_loss(scope, *shard))
+                tf.get_variable_scope().reuse_variables()
+                if i == 0:
+                    update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope)
+                tower_grads.append(optimizer.compute_gradients(losses[-1]))
+    with tf.device(setup.ps_device):
+        return ClassicTowers(losses, average_gradients(tower_grads), update_ops)
+
+
+class Relative(float):
+    """A tolerance relative to |original value|: `tolerances={'gradient norms': Relative(1e-4)}`.
+    A plain number is an absolute tolerance."""
+
+
+def _flatten(value, name):
+    """A figure's value as dict '<name>[key]...[index]' -> number (a number alone: name)."""
+    if isinstance(value, dict):
+        items = sorted(value.items())
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        items = enumerate(np.asarray(value).tolist() if isinstance(value, np.ndarray)
+                          else value)
+    else:
+        return {name: value}
+    flat = {}
+    for key, item in items:
+        flat.update(_flatten(item, '%s[%s]' % (name, key)))
+    return flat
+
+
+def compare_figures(run, original, port, tolerances):
+    """Compares two measurements of the same figures, each within its tolerance.
+
+    Args:
+      run: the run's name in the report.
+      original, port: dicts figure name -> value: a number, or a list, tuple, array or dict of
+        them (nested), e.g. {'tower losses': [[2.3, 2.4], [2.1, 2.2]]}.
+      tolerances: dict figure name -> its tolerance: a number (absolute; 0 for exact), a
+        `Relative`, or None (reported only, never failing).
+
+    Returns:
+      A list of `Deviation`: per figure, its entries (which must be the same on both sides),
+      then each entry, named '<figure>[key]...'.
+
+    Raises:
+      TowersError: naming figures measured on one side only, or without a tolerance, or
+        tolerances of figures not measured.
+    """
+    for side, figures in (('the original', original), ('the port', port)):
+        if set(figures) != set(tolerances):
+            raise TowersError(
+                'the figures of %s (%s) are not those given tolerances (%s)'
+                % (side, ', '.join(sorted(figures)), ', '.join(sorted(tolerances))))
+    comparison = Comparison(run)
+    for figure in sorted(tolerances):
+        tolerance = tolerances[figure]
+        comparison.close_each(figure, 'entries of %s' % figure, '%s',
+                              _flatten(original[figure], figure), _flatten(port[figure], figure),
+                              None if tolerance is None else float(tolerance),
+                              relative=isinstance(tolerance, Relative))
+    return comparison.deviations
+
+
+def regress_builders(original_build, port_build, initial_values, batches, figures, tolerances,
+                     num_towers=1, run='port'):
+    """Regresses a port against its original: the same weights and batches, figures compared.
+
+    Each side's graph is built and measured by `measure_builder` (a new graph, `num_towers`
+    virtual CPU devices, one thread per pool, every variable from `initial_values`); then
+    `compare_figures` compares what `figures` measured on each.
+
+        def figures(replay, batches):
+            return {'tower losses': [replay.run(replay.outputs, batch)[1] for batch in batches]}
+        deviations = regress_builders(original_build, port_build, initial_values, batches,
+                                      figures, {'tower losses': 1e-5}, num_towers=2)
+        ok = report(deviations)
+
+    Args:
+      original_build, port_build: functions (inputs, setup) -> outputs, as `measure_builder`
+        takes them: the original's graph (e.g. its functions through `classic_towers`) and the
+        port's (e.g. `towers.assemble` of its recipe).
+      initial_values: as `measure_builder`'s; called for each side with its variables, which
+        must be the same names and shapes.
+      batches: a non-empty list of global batches (arrays or nested structures of them).
+      figures: a function (replay, batches) -> dict figure name -> value, run on each side
+        with its `Replay` (`replay.outputs` is what its builder returned).
+      tolerances: dict figure name -> tolerance, as `compare_figures`.
+      num_towers: towers (virtual CPU devices) of both sides.
+      run: the name of this comparison in the report.
+
+    Returns:
+      The list of `Deviation` of `compare_figures`.
+
+    Raises:
+      TowersError: a side's variables do not match `initial_values` (naming the side and the
+        variable), or the figures do not match the tolerances.
+    """
+    measured = []
+    for side, build in (('the original', original_build), ('the port', port_build)):
+        try:
+            measured.append(measure_builder(build, batches[0], num_towers, initial_values,
+                                            lambda replay: figures(replay, batches)))
+        except TowersError as err:
+            raise TowersError('%s: %s' % (side, err)) from err
+    return compare_figures(run, measured[0], measured[1], tolerances)
 
 
 def evaluate_checkpoint(build_fn, checkpoint, batches, var_list=None):

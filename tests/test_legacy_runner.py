@@ -1,0 +1,190 @@
+"""Specification of the legacy runner: `python -m towers.legacy script.py` runs a TF1 script
+unchanged on TensorFlow 2, and stops with one line only on what it does not provide."""
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from towers import evaluation
+from towers.compat import tf
+from towers.legacy import devices, runner
+from towers.legacy.modules import Usage
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LEGACY_DIR = os.path.join(REPO, 'tests', 'data', 'legacy')
+PROGRAM = os.path.join(LEGACY_DIR, 'tower_program.py')
+STEPS = 12
+
+
+def run_legacy(*args):
+    return subprocess.run([sys.executable, '-m', 'towers.legacy'] + list(args), cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def run_script(tmp_path, source):
+    """Runs `source`, written as tmp_path/script.py, under the runner."""
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(source))
+    return run_legacy(str(script))
+
+
+def error_lines(stderr):
+    return [line for line in stderr.splitlines() if line.startswith('error:')]
+
+
+@pytest.fixture(scope='module')
+def program_run(tmp_path_factory):
+    """The TF1 tower program, run once on 2 towers of 2 virtual devices."""
+    folder = tmp_path_factory.mktemp('legacy_program')
+    result = run_legacy('--legacy_devices', '2', PROGRAM, '--num_gpus', '2',
+                        '--train_dir', str(folder / 'train'),
+                        '--data_file', str(folder / 'data' / 'train.bin'),
+                        '--max_steps', str(STEPS))
+    return result, folder
+
+
+def test_a_tf1_tower_program_runs_unchanged_to_its_last_step(program_run):
+    result, _ = program_run
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'step %d, loss = ' % (STEPS - 1) in result.stdout
+
+
+def test_its_gpu_towers_run_on_two_virtual_cpu_devices(program_run):
+    result, _ = program_run
+    assert 'tower 0: tower_0/total_loss on /device:CPU:0' in result.stdout
+    assert 'tower 1: tower_1/total_loss on /device:CPU:1' in result.stdout
+    assert '/job:localhost/replica:0/task:0/device:CPU:1' in result.stdout
+
+
+def test_its_checkpoint_restores_into_the_projects_port(program_run):
+    _, folder = program_run
+    spec = importlib.util.spec_from_file_location('tower_port',
+                                                  os.path.join(LEGACY_DIR, 'tower_port.py'))
+    port = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(port)
+    records = np.fromfile(str(folder / 'data' / 'train.bin'), np.uint8).reshape(
+        [-1, 1 + 8 * 8 * 3])
+    images = records[:, 1:].reshape([-1, 8, 8, 3]).astype(np.float32)
+    mean = images.mean(axis=(1, 2, 3), keepdims=True)
+    stddev = np.maximum(images.std(axis=(1, 2, 3), keepdims=True), 1 / np.sqrt(8 * 8 * 3))
+    outputs = evaluation.restore_and_predict(
+        lambda batch: {'logits': port.network(batch, is_training=False)},
+        tf.train.latest_checkpoint(str(folder / 'train')),
+        ((images - mean) / stddev).astype(np.float32), 64)
+    accuracy = np.mean(outputs['logits'].argmax(axis=1) == records[:, 0])
+    assert accuracy > 0.9
+
+
+def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):
+    result, _ = program_run
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith('towers-legacy: compatibility pieces used: tensorflow as '
+                           'tf.compat.v1 (v2 behaviour off), ')
+    for piece in ('tf.contrib.slim', 'tf.contrib.layers', 'tf.contrib.framework',
+                  'tf.app.flags', 'tf.app.run', 'tf.gfile',
+                  '--legacy_devices 2: /gpu:0../gpu:1 are virtual CPU devices'):
+        assert piece in last
+
+
+def test_a_removed_contrib_part_stops_with_one_line_naming_it(tmp_path):
+    result = run_script(tmp_path, '''
+        import tensorflow as tf
+        from tensorflow.contrib.learn import Estimator
+        ''')
+    assert result.returncode == 1
+    assert error_lines(result.stderr) == [
+        'error: %s:3: tf.contrib.learn is not available: tf.contrib left TensorFlow in 2.0 and '
+        'towers-legacy does not provide it; use tf.estimator or tf.keras'
+        % (tmp_path / 'script.py')]
+    assert 'Traceback' not in result.stderr
+
+
+def test_a_script_failing_for_its_own_reasons_shows_its_own_traceback(tmp_path):
+    result = run_script(tmp_path, '''
+        import tensorflow as tf
+
+        def build():
+            raise ValueError('the script has a bug')
+
+        build()
+        ''')
+    assert result.returncode == 1
+    assert 'Traceback (most recent call last)' in result.stderr
+    assert '%s", line 5, in build' % (tmp_path / 'script.py') in result.stderr
+    assert 'ValueError: the script has a bug' in result.stderr
+    assert 'runpy' not in result.stderr and 'towers/legacy' not in result.stderr
+    assert not error_lines(result.stderr)
+
+
+def test_the_scripts_tensorflow_is_the_projects_with_contrib_data_lookup_and_scipy_misc(
+        tmp_path):
+    result = run_script(tmp_path, '''
+        import numpy as np
+        import tensorflow as tf
+        from scipy.misc import imresize
+        from towers import compat
+
+        print('the same tf as the project: %s' % (tf is compat.tf))
+
+        table = tf.contrib.lookup.index_table_from_tensor(['a', 'b', 'c'], num_oov_buckets=1)
+        ids = table.lookup(tf.constant(['b', 'zebra', 'a']))
+        dataset = tf.data.Dataset.range(8).apply(
+            tf.contrib.data.shuffle_and_repeat(8, count=1, seed=0)).apply(
+            tf.contrib.data.map_and_batch(lambda x: 10 * x, 4))
+        batch = dataset.make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            sess.run(tf.tables_initializer())
+            print('ids %s' % sess.run(ids).tolist())
+            print('batches %s' % sorted(sess.run(batch).tolist() + sess.run(batch).tolist()))
+        print('resized %s' % (imresize(np.zeros([4, 6], np.uint8), (2, 3)).shape,))
+        ''')
+    assert result.returncode == 0, result.stderr
+    assert 'the same tf as the project: True' in result.stdout
+    assert 'ids [1, 3, 0]' in result.stdout
+    assert 'batches [0, 10, 20, 30, 40, 50, 60, 70]' in result.stdout
+    assert 'resized (2, 3)' in result.stdout
+    last = result.stderr.strip().splitlines()[-1]
+    for piece in ('tf.contrib.lookup', 'tf.contrib.data', 'scipy.misc.imresize'):
+        assert piece in last
+
+
+def test_a_missing_script_is_one_error_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        runner.main(['--legacy_devices', '2', 'no_such_script.py'])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr().err == 'error: cannot run no_such_script.py: no such file\n'
+
+
+def test_runner_options_come_before_the_script_and_the_rest_is_the_scripts(tmp_path):
+    script = tmp_path / 'train.py'
+    script.write_text('')
+    options, path, argv = runner.parse_command(['--legacy_devices=4', str(script),
+                                                '--legacy_devices', '2', '--num_gpus=4'])
+    assert (options.legacy_devices, path, argv) == (4, str(script),
+                                                    ['--legacy_devices', '2', '--num_gpus=4'])
+
+
+def test_legacy_devices_rename_gpu_scopes_to_virtual_cpu_devices_without_a_gpu():
+    device_map = devices.DeviceMap(4, Usage(), physical_gpus=0)
+    assert device_map.device('/gpu:3') == '/device:CPU:3'
+    assert device_map.device(lambda op: '/job:worker/task:1/gpu:2')(None) == \
+        '/job:worker/task:1/device:CPU:2'
+    assert device_map.device('/cpu:0') == '/cpu:0'
+
+
+def test_legacy_devices_keep_gpu_names_where_gpus_are_split_into_logical_ones():
+    device_map = devices.DeviceMap(4, Usage(), physical_gpus=2)
+    assert device_map.device('/gpu:3') == '/gpu:3'
+    split = device_map.session_config(None).gpu_options.experimental.virtual_devices
+    assert [list(gpu.memory_limit_mb) for gpu in split] == [[2048.0, 2048.0]] * 2
+
+
+def test_the_scripts_session_config_gains_the_devices_and_keeps_its_settings():
+    config = devices.DeviceMap(3, Usage(), physical_gpus=0).session_config(
+        tf.ConfigProto(allow_soft_placement=True, log_device_placement=True))
+    assert config.device_count['CPU'] == 3
+    assert config.allow_soft_placement and config.log_device_placement

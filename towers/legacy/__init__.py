@@ -1,0 +1,18 @@
+"""Running a user's TF1-era program unchanged on TensorFlow 2.16-2.21, and importing it.
+
+    python -m towers.legacy [--legacy_devices N] path/to/script.py [the script's own flags]
+    towers-legacy ...                                   # the same, as an installed command
+
+    originals = legacy.import_originals('path/to/original', ['model', 'train'], '--original_dir')
+
+`runner` is the command; `shim` what `import tensorflow` gives the script (`towers.compat.tf`
+itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`, `tf.gfile`, `scipy.misc`);
+`contrib` the parts of `tf.contrib` provided; `devices` the mapping of `--legacy_devices`;
+`modules` the module objects and errors. This package and `towers.compat` are the only code
+that touches `sys.modules`; the shim lasts for the rest of the process.
+"""
+from towers.legacy.modules import LegacyError, RemovedAttributeError, RemovedModuleError, Usage
+from towers.legacy.shim import import_originals, install
+
+__all__ = ['LegacyError', 'RemovedAttributeError', 'RemovedModuleError', 'Usage',
+           'import_originals', 'install']

@@ -1,0 +1,105 @@
+"""The command `towers-legacy` (`python -m towers.legacy`): runs a TF1 script unchanged.
+
+    towers-legacy [--legacy_devices N] path/to/script.py [the script's own flags]
+
+The script runs as `__main__`, with its own directory first on `sys.path` and its flags as its
+`sys.argv`, as `python script.py` would run it, under the shim of `towers.legacy.shim`.
+Its outcome is its own: its exit status, its output, and, when it fails for its own reasons,
+its own traceback (from its first frame; the runner's frames are left out). Only the runner's
+errors are one line: a bad runner option, a missing script, or a part of TensorFlow 1 the
+runner does not provide (`error: script.py:12: tf.contrib.learn is not available: ...`). At
+exit one line lists the compatibility pieces the script used.
+"""
+import os
+import runpy
+import sys
+import traceback
+
+from towers.errors import EXIT_ERROR, TowersError
+from towers.flags import FlagError, FlagParser, positive_int
+from towers.legacy import devices, shim
+from towers.legacy.modules import LegacyError, located
+
+PROGRAM = 'towers-legacy'
+_OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices')
+
+
+def parse_command(argv):
+    """Splits the command line into the runner's options, the script and the script's flags.
+
+    The runner's options come before the script; everything after it is the script's.
+
+    Returns:
+      (options, script, script_argv); options.legacy_devices is None or N.
+
+    Raises:
+      FlagError: a bad option, or no script.
+    """
+    index = 0
+    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
+        index += 2 if argv[index] in _OPTIONS_WITH_VALUE else 1
+    options_argv = argv[:index]
+    if index < len(argv) and argv[index] == '--':
+        index += 1
+    parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],
+                        usage='%(prog)s [--legacy_devices N] SCRIPT [FLAGS...]')
+    parser.add_argument('--legacy_devices', type=positive_int,
+                        help='Make N tower devices: the script\'s /gpu:0../gpu:N-1 run on '
+                             'GPUs, logical GPUs or virtual CPU devices, as '
+                             'towers.configure_devices chooses for this machine.')
+    options = parser.parse_args(options_argv)
+    if index >= len(argv):
+        raise FlagError('give the script to run: %s [--legacy_devices N] SCRIPT [FLAGS...]'
+                        % PROGRAM)
+    script = argv[index]
+    if not os.path.isfile(script):
+        raise FlagError('cannot run %s: no such file' % script)
+    return options, script, argv[index + 1:]
+
+
+def run_script(script, script_argv, usage):
+    """Runs `script` as `__main__` with `script_argv`, then prints `usage`'s line.
+
+    Returns:
+      0, or `EXIT_ERROR` after the script failed (its traceback printed) or hit a part of
+      TensorFlow 1 the runner lacks (one line printed). A `SystemExit` of the script (e.g. from
+      `tf.app.run`) passes through with its status.
+    """
+    path = os.path.abspath(script)
+    sys.argv = [script] + list(script_argv)
+    sys.path[0] = os.path.dirname(path)
+    try:
+        runpy.run_path(path, run_name='__main__')
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except LegacyError as err:
+        print('error: %s' % located(err), file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as err:  # the script's own failure: its traceback, from its first frame
+        traceback.print_exception(type(err), err, _from_frame_of(err.__traceback__, path))
+        return EXIT_ERROR
+    finally:
+        print(usage.line(), file=sys.stderr, flush=True)
+    return 0
+
+
+def _from_frame_of(trace, path):
+    """The part of traceback `trace` from the first frame in file `path` (None if none)."""
+    while trace is not None and trace.tb_frame.f_code.co_filename != path:
+        trace = trace.tb_next
+    return trace
+
+
+def main(argv=None):
+    """The command: parses the runner's options, installs the shim, runs the script, exits."""
+    try:
+        options, script, script_argv = parse_command(sys.argv[1:] if argv is None else argv)
+    except TowersError as err:
+        print('error: %s' % err, file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+    usage = shim.install()
+    if options.legacy_devices:
+        device_map = devices.DeviceMap(options.legacy_devices, usage)
+        device_map.install()
+        print('%s: %s' % (PROGRAM, device_map.description), file=sys.stderr, flush=True)
+    sys.exit(run_script(script, script_argv, usage))
