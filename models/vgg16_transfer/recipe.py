@@ -1,0 +1,33 @@
+"""How the reference trains the VGG16 transfer model: Adam at a fixed learning rate on the mean
+cross entropy of each tower's images; no schedule, no weight decay, no moving averages."""
+from towers.assembly import Recipe
+from towers.compat import tf
+
+# Keras' Adam, which the reference used: learning rate 0.001, epsilon 1e-7.
+LEARNING_RATE = 0.001
+ADAM_EPSILON = 1e-7
+
+
+class Vgg16TransferRecipe(Recipe):
+    """The training of a `models.vgg16_transfer.model.Vgg16Transfer`.
+
+    Attributes:
+      network: the `Vgg16Transfer`.
+      rate: Adam's learning rate.
+    """
+
+    def __init__(self, network, rate=LEARNING_RATE):
+        self.network = network
+        self.rate = rate
+
+    def learning_rate(self, global_step, num_towers):
+        return self.rate
+
+    def optimizer(self, learning_rate):
+        return tf.train.AdamOptimizer(learning_rate, epsilon=ADAM_EPSILON)
+
+    def tower_fn(self, batch):
+        return self.network.tower_fn(batch)
+
+    def initial_values(self):
+        return self.network.initial_values()
