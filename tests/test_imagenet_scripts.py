@@ -1,0 +1,132 @@
+"""The ImageNet scripts end to end on tiny settings: train ResNet-50 on 2 towers, resume,
+evaluate; bad input as one error line."""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from models.datasets.imagenet import reader, synthetic
+from towers.compat import tf
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
+# 16 training images in global batches of 4: 4 steps per epoch; a warmup of 2 steps, then a
+# cosine to step 8.
+TRAIN_FLAGS = ['--image_size', '32', '--epochs', '2', '--warmup_epochs', '0.5',
+               '--learning_rate', '0.01']
+
+
+def run_script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope='module')
+def data_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp('imagenet_data')
+    synthetic.generate(str(path / synthetic.GENERATED_DIR), train_per_class=2,
+                       validation_per_class=1)
+    return str(path)
+
+
+@pytest.fixture(scope='module')
+def trained(data_dir, tmp_path_factory):
+    train_dir = str(tmp_path_factory.mktemp('imagenet_train'))
+    first = run_script('train_imagenet.py', '--num_gpus', '2', '--batch_size', '2', *TRAIN_FLAGS,
+                       '--max_steps', '3', '--data_dir', data_dir, '--train_dir', train_dir,
+                       '--nonesterov')
+    # The same global batch on one tower: the same schedule.
+    resumed = run_script('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
+                         *TRAIN_FLAGS, '--max_steps', '4', '--data_dir', data_dir,
+                         '--train_dir', train_dir)
+    return train_dir, first, resumed
+
+
+def learning_rates(train_dir):
+    """{step: learning rate} from every event file of `train_dir`."""
+    rates = {}
+    for name in os.listdir(train_dir):
+        if name.startswith('events.out.tfevents'):
+            for event in tf.train.summary_iterator(os.path.join(train_dir, name)):
+                for value in event.summary.value:
+                    if value.tag == 'learning_rate':
+                        rates[event.step] = value.simple_value
+    return rates
+
+
+def test_training_on_two_towers_logs_the_tutorials_line_and_saves_tf_slim_names(trained):
+    train_dir, first, _ = trained
+    assert first.returncode == 0, first.stderr
+    assert LOG_LINE.findall(first.stdout) == ['0']
+    assert '2 towers on 2 virtual CPU devices' in first.stderr
+    assert 'using the GENERATED ImageNet-format data set' in first.stderr
+    assert 'warmup 2 steps, cosine to step 8' in first.stderr
+    stored = dict(tf.train.list_variables(os.path.join(train_dir, 'model.ckpt-3')))
+    assert stored['resnet_v1_50/conv1/weights'] == [7, 7, 3, 64]
+    assert stored['resnet_v1_50/logits/biases'] == [1000]
+
+
+def test_the_schedule_resumes_exactly_from_the_checkpoint(trained):
+    train_dir, _, resumed = trained
+    assert resumed.returncode == 0, resumed.stderr
+    assert 'resuming from step 3' in resumed.stderr
+    assert os.path.exists(os.path.join(train_dir, 'model.ckpt-4.index'))
+    # Step 3 ran only in the resumed process: one step into the cosine of 6 steps from 0.01.
+    cosine = 0.01 * ((1 - 1e-4) * 0.5 * (1 + math.cos(math.pi / 6)) + 1e-4)
+    assert learning_rates(train_dir)[3] == pytest.approx(cosine, rel=1e-6)
+
+
+def test_evaluation_writes_top1_and_top5_of_centre_crop_and_10_crop(trained, data_dir,
+                                                                     tmp_path):
+    train_dir, _, _ = trained
+    out_dir = str(tmp_path / 'eval')
+    result = run_script('eval_imagenet.py', '--train_dir', train_dir, '--data_dir', data_dir,
+                        '--image_size', '32', '--batch_size', '3', '--out_dir', out_dir)
+    assert result.returncode == 0, result.stderr
+    with open(os.path.join(out_dir, 'results.json')) as f:
+        results = json.load(f)
+    assert results['num_examples'] == len(synthetic.CLASSES)
+    assert results['global_step'] == 4
+    for key in ('top1', 'top5', 'top1_10crop', 'top5_10crop'):
+        assert 0 <= results[key] <= 1
+        assert results[key] * len(synthetic.CLASSES) == round(results[key]
+                                                                * len(synthetic.CLASSES))
+    assert results['top5'] >= results['top1']
+    assert re.search(r'^resnet_v1_50 at step 4, 8 images: centre crop top-1 [01]\.\d{3}, '
+                     r'top-5 [01]\.\d{3}; 10-crop top-1 [01]\.\d{3}, top-5 [01]\.\d{3}$',
+                     result.stdout, re.MULTILINE)
+
+
+def test_a_corrupt_jpeg_stops_training_with_one_error_line_and_no_checkpoint(tmp_path):
+    data_dir = tmp_path / 'data'
+    os.makedirs(str(data_dir))
+    image = synthetic.encode_jpeg(synthetic.make_image(0, np.random.RandomState(0)))
+    records = [synthetic.make_example(encoded, 1, 'n0', 'x.JPEG', 1, 1).SerializeToString()
+               for encoded in (image, image[:200], image, image)]
+    shard = str(data_dir / (reader.SHARD_FORMAT % (reader.TRAIN, 0, 1)))
+    synthetic.write_records(shard, records)
+    train_dir = tmp_path / 'train'
+    # Shuffled, the bad record comes within the first few of the 20 steps, not always the first.
+    result = run_script('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
+                        '--image_size', '32', '--max_steps', '20', '--data_dir', str(data_dir),
+                        '--train_dir', str(train_dir))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        'error: %s, record 1: image/encoded is not a JPEG that can be decoded' % shard)
+    assert 'Traceback' not in result.stderr
+    assert not [name for name in os.listdir(str(train_dir)) if name.startswith('model.ckpt')]
+
+
+def test_evaluation_without_a_checkpoint_is_an_error(tmp_path):
+    result = run_script('eval_imagenet.py', '--train_dir', str(tmp_path), '--out_dir',
+                        str(tmp_path / 'eval'))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        'error: no checkpoint in --train_dir %s (expected model.ckpt-<step> files and a '
+        '`checkpoint` index written by train_imagenet.py)' % tmp_path)
+    assert not os.path.exists(str(tmp_path / 'eval'))
