@@ -1,0 +1,80 @@
+"""Trains several segmentation models side by side on one set of towers, one step for all.
+
+    python scripts/train_side_by_side.py --models unet,linknet,fpn --num_gpus 2 \
+        --image_size 128 --batch_size 4 --epochs 10 --train_dir /tmp/side_by_side_train
+
+Every model (a ResNet-34 encoder with the Unet, Linknet or FPN decoder) is built on every
+tower from the same input shards, with its own Adam optimizer, binary cross entropy and batch
+norm, and one `session.run` steps them all (see `towers.side_by_side`). The progress line
+shows each model's loss; `--train_dir` holds one checkpoint of all of them, and
+`--train_dir/<model>` each model's TensorBoard run, so that `tensorboard --logdir
+<train_dir>` overlays their curves. Without --data_dir a generated set is used (written on
+first use). Side-by-side training runs in one process (no cluster flags).
+"""
+import logging
+import math
+
+import towers
+from models.segmentation import architectures, inputs, recipe
+from towers import cli, flags, side_by_side
+from towers.errors import EXIT_INTERRUPTED
+
+log = logging.getLogger('train_side_by_side')
+
+
+def parse_args(argv):
+    parser = flags.FlagParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--models', type=architectures.parse_list,
+                        default=['unet', 'linknet', 'fpn'],
+                        help='Comma-separated models to train side by side, among %s '
+                             '(default unet,linknet,fpn).' % ', '.join(architectures.names()))
+    flags.add_device_flags(parser)
+    parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder',
+                        help='folder: train/images/NAME.png|jpg with train/masks/NAME.png; '
+                             'kolektor: KolektorSDD (folders kos01..kos50).')
+    parser.add_argument('--data_dir', default=None,
+                        help='The data set; default: a generated one in its format.')
+    parser.add_argument('--train_dir', default='/tmp/side_by_side_train',
+                        help='Checkpoints, and one TensorBoard run per model; training '
+                             'resumes from the newest checkpoint here.')
+    parser.add_argument('--image_size', type=flags.positive_int, default=128,
+                        help='Side of the square input, a multiple of 32 (default 128).')
+    parser.add_argument('--batch_size', type=flags.positive_int, default=32,
+                        help='Images per tower and step (the reference: 32 on one GPU).')
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument('--epochs', type=flags.positive_float, default=100,
+                        help='Length in passes over the training images (default 100).')
+    length.add_argument('--max_steps', type=flags.positive_int, default=None,
+                        help='Length in steps, instead of --epochs.')
+    parser.add_argument('--learning_rate', type=flags.positive_float,
+                        default=recipe.LEARNING_RATE, help='Adam\'s, for every model.')
+    parser.add_argument('--seed', type=int, default=0, help='Order and flips of the images.')
+    parser.add_argument('--log_every_n_steps', type=flags.positive_int, default=10)
+    parser.add_argument('--save_summaries_steps', type=flags.positive_int, default=10)
+    parser.add_argument('--save_checkpoint_steps', type=flags.positive_int, default=500)
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    data_dir = args.data_dir or inputs.default_data_dir(args.dataset)
+    data = inputs.load_split(args.dataset, data_dir, 'train', args.image_size)
+    global_batch = args.batch_size * args.num_gpus
+    max_steps = args.max_steps or int(math.ceil(args.epochs * len(data.names) / global_batch))
+    log.info('training %s side by side on %d images of %s at %dx%d, %d steps of %d images',
+             ', '.join(args.models), len(data.names), data_dir, args.image_size,
+             args.image_size, max_steps, global_batch)
+    setup = towers.configure_devices(args.num_gpus, args.log_device_placement,
+                                     intra_op_threads=args.intra_op_threads,
+                                     inter_op_threads=args.inter_op_threads)
+    result = side_by_side.fit(
+        recipe.side_by_side(args.models, args.learning_rate),
+        lambda: inputs.training_inputs(data, global_batch, args.seed), setup, args.train_dir,
+        max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
+        save_summaries_steps=args.save_summaries_steps,
+        save_checkpoint_steps=args.save_checkpoint_steps)
+    return EXIT_INTERRUPTED if result.interrupted else 0
+
+
+if __name__ == '__main__':
+    cli.run(main)

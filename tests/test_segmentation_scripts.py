@@ -1,0 +1,76 @@
+"""Specification of the side-by-side command lines: training, evaluation, their errors."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from PIL import Image
+
+from models.datasets.segmentation_folder import synthetic
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Two of the three, to keep the test short: any subset trains side by side.
+MODELS = ('linknet', 'fpn')
+
+
+def _script(name, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', name)] + list(args),
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_panels(
+        tmp_path):
+    data_dir = str(tmp_path / 'data')
+    synthetic.write_dataset(data_dir, num_train=4, num_test=3, size=64)
+    train_dir, out_dir = str(tmp_path / 'train'), str(tmp_path / 'eval')
+    trained = _script('train_side_by_side.py', '--models', ','.join(MODELS), '--num_gpus',
+                      '2', '--batch_size', '1', '--image_size', '64', '--max_steps', '2',
+                      '--data_dir', data_dir, '--train_dir', train_dir,
+                      '--log_every_n_steps=1', '--save_summaries_steps', '1')
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    progress = trained.stdout.strip().split('\n')
+    assert len(progress) == 2 and re.search(
+        r'step 1, loss linknet = \d\.\d{4}, fpn = \d\.\d{4} \(', progress[1])
+    assert os.path.exists(os.path.join(train_dir, 'model.ckpt-2.index'))
+    assert all(os.listdir(os.path.join(train_dir, name)) for name in MODELS)
+
+    evaluated = _script('eval_side_by_side.py', '--train_dir', train_dir, '--data_dir',
+                        data_dir, '--image_size', '64', '--out_dir', out_dir,
+                        '--num_panels', '2')
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    with open(os.path.join(out_dir, 'results.json')) as f:
+        results = json.load(f)
+    assert sorted(results) == sorted(MODELS)
+    assert all(sorted(r) == ['dice', 'iou', 'pixel_accuracy'] and 0 <= r['iou'] <= r['dice'] <= 1
+               for r in results.values())
+    with open(os.path.join(out_dir, 'comparison.md')) as f:
+        table = f.read().split('\n')
+    assert table[0] == '| model | IoU | Dice (F1) | pixel accuracy |'
+    assert [row.split(' | ')[0] for row in table[2:]] == ['| FPN', '| Linknet', '']
+    assert os.path.getsize(os.path.join(out_dir, 'loss_curves.png')) > 0
+    assert sorted(os.listdir(os.path.join(out_dir, 'panels'))) == ['test_0000.png',
+                                                                   'test_0001.png']
+
+
+def test_a_mask_of_another_size_stops_training_with_one_error_line(tmp_path):
+    data_dir = str(tmp_path / 'data')
+    synthetic.write_dataset(data_dir, num_train=2, num_test=1, size=64)
+    mask = os.path.join(data_dir, 'train', 'masks', 'train_0001.png')
+    Image.new('L', (32, 64)).save(mask)
+    result = _script('train_side_by_side.py', '--data_dir', data_dir, '--train_dir',
+                     str(tmp_path / 'train'), '--image_size', '64')
+    assert result.returncode == 1
+    assert result.stderr.strip().split('\n')[-1] == (
+        'error: mask %s is 32x64 but its image %s is 64x64 (width x height)'
+        % (mask, os.path.join(data_dir, 'train', 'images', 'train_0001.png')))
+    assert 'Traceback' not in result.stderr
+    assert not os.path.exists(str(tmp_path / 'train'))
+
+
+def test_an_unknown_model_is_one_error_line_naming_the_flag(tmp_path):
+    result = _script('train_side_by_side.py', '--models', 'unet,segnet', '--train_dir',
+                     str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.strip().split('\n')[-1].startswith(
+        "error: --models 'unet,segnet': expected a comma-separated list of distinct models")
