@@ -3,13 +3,11 @@
     python scripts/benchmark.py --quick --json out/benchmark.json
     python scripts/benchmark.py --model segdec --num_gpus 8 --chart out/segdec_8.png
 
-With a per-tower batch of `--batch_size` and device counts 1, 2, 4 (powers of two up to
-`--num_gpus`, and `--num_gpus` itself): (a) one device on the global batch, (b) towers,
-(c) MirroredStrategy on the same devices, (d) the real input pipeline alone and (e) the towers'
-step on real input beside the same step on data in memory (see `towers.benchmarks.suite`).
-The table gives each figure's ratio to (a) at the same global batch and the targets; the input
-is the model's data set in `--data_dir`, or a generated one in its format (nothing is
-downloaded).
+With `--batch_size` per tower and 1, 2, 4 ... `--num_gpus` devices: rows (a)-(e) and the
+training modes (f)-(l) of `towers.benchmarks.suite`, each device count's timed in turns. Each
+ratio is the median of the rounds' ratios with its interquartile range; then the targets and
+the fastest mode. The input is the model's data set in `--data_dir`, or a generated one in its
+format (nothing is downloaded).
 """
 import functools
 
@@ -37,17 +35,18 @@ def _parse_args(argv):
     parser.add_argument('--data_dir',
                         help='Where the model\'s data set is (default: its usual place); a '
                              'generated set in its format is made there when it is not.')
-    parser.add_boolean('quick', False,
-                       'Shorter measurements (%d warm-up steps, %d blocks of %d steps), for a '
-                       'first look.' % (benchmark.QUICK.warmup_steps, benchmark.QUICK.repeats,
-                                        benchmark.QUICK.steps_per_repeat))
+    parser.add_boolean('quick', False, 'Fewer rounds, still in turns: %s instead of %s.'
+                       % (benchmark.QUICK, benchmark.FULL))
     parser.add_argument('--warmup_steps', type=flags.non_negative_int,
-                        help='Untimed steps before each measurement (overrides --quick).')
+                        help='Untimed steps of each configuration first (overrides --quick).')
     parser.add_argument('--steps', type=flags.positive_int,
-                        help='Steps per timed block (overrides --quick).')
+                        help='Steps per configuration and round (overrides --quick).')
     parser.add_argument('--repeats', type=flags.positive_int,
-                        help='Timed blocks per measurement, whose median is quoted '
+                        help='Rounds, whose ratios\' median and quartiles are quoted '
                              '(overrides --quick).')
+    parser.add_boolean('modes', True,
+                       'Also measure the training modes (replicated, XLA, mixed precision) at '
+                       'the most devices.')
     parser.add_argument('--matmul_size', type=flags.positive_int, default=4096,
                         help='Side of the square float32 matrices of the matmul rate.')
     parser.add_argument('--json', help='Write the results to this JSON file.')
@@ -72,21 +71,28 @@ def main(argv):
         ps_device=args.ps_device, intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads)
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
-                        args.matmul_size)
+                        args.matmul_size, suite.MODES if args.modes else ())
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
 
     print()
     print(report.format_table(*measured))
     print('(FLOPs: the convolutions and matmuls of the forward and backward passes; the forward '
           'pass alone is %.1f MFLOP)' % (results.forward_flops_per_example / 1e6))
+    if entry.published:
+        print('(%s)' % entry.published)
     print()
     print(report.format_targets(report.targets(*measured)))
+    if args.modes:
+        print()
+        print(report.format_modes(results.rows))
+        for label, reason in results.skipped:
+            print('%s: not measured: %s' % (label, reason))
     if args.chart:
         report.save_chart(results.rows, args.chart, '%s training, %d images per tower\non %s'
                           % (entry.title, batch_size, results.device_kind))
         print('chart: %s' % args.chart)
     if args.json:
-        report.save_results(args.json, *measured)
+        report.save_results(args.json, *measured, report.headline_ratios(*measured))
         print('results: %s' % args.json)
 
 

@@ -1,14 +1,19 @@
 """Specification of the throughput benchmark: its results file, FLOP counting, timing blocks,
 targets, and the model registry it measures through."""
+import functools
 import json
 import os
 
 import numpy as np
 import pytest
 
+import small_net
 import towers
 from models import registry
 from models.datasets.cifar10 import reader as cifar10_input
+from models.datasets.fashion_mnist import synthetic as fashion_mnist_synthetic
+from models.datasets.image_folder import synthetic as image_folder_synthetic
+from models.datasets.imagenet import synthetic as imagenet_synthetic
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from towers import benchmark
 from towers.benchmarks import report, suite
@@ -29,7 +34,7 @@ def test_json_holds_each_method_per_device_count_and_the_single_figures(tmp_path
     chart = tmp_path / 'out' / 'chart.png'
     results = suite.run(registry.get('cifar10'), batch_size=2, num_gpus=2,
                         data_dir=str(tmp_path), plan=benchmark.Plan(0, 1, 1),
-                        configure=towers.configure_devices, matmul_size=16)
+                        configure=towers.configure_devices, matmul_size=16, modes=())
     report.save_results(str(results_file), results.rows, results.matmul_rate,
                         results.train_flops_per_example)
     report.save_chart(results.rows, str(chart), 'tiny')
@@ -164,9 +169,9 @@ def test_segdec_entry_trains_its_segmentation_one_step_on_two_devices(step_fn):
 
 
 def test_an_unknown_model_is_refused_with_the_registered_names():
-    with pytest.raises(towers.TowersError, match="unknown model 'resnet'; registered models: "
-                                                 "cifar10, segdec"):
-        registry.get('resnet')
+    with pytest.raises(towers.TowersError, match="unknown model 'alexnet'; registered models: "
+                                                 + ', '.join(registry.names())):
+        registry.get('alexnet')
 
 
 def tiny_kolektor(data_dir):
@@ -180,8 +185,28 @@ def tiny_cifar(data_dir):
     return data_dir
 
 
+def tiny_imagenet(data_dir):
+    imagenet_synthetic.generate(os.path.join(data_dir, imagenet_synthetic.GENERATED_DIR),
+                                train_per_class=1, validation_per_class=1)
+    return data_dir
+
+
 # A data set small enough to write in a test, for each registered model's real input.
-TINY_DATA_SETS = {'cifar10': tiny_cifar, 'segdec': tiny_kolektor}
+def tiny_image_folder(data_dir):
+    folder = os.path.join(data_dir, 'image_folder')
+    image_folder_synthetic.write_dataset(folder, train_per_class=1, test_per_class=1, size=32)
+    return folder
+
+
+def tiny_fashion_mnist(data_dir):
+    generated = os.path.join(data_dir, fashion_mnist_synthetic.GENERATED_DIR)
+    fashion_mnist_synthetic.generate(generated, num_train=8, num_test=4)
+    return data_dir
+
+
+TINY_DATA_SETS = {'cifar10': tiny_cifar, 'fashion_mnist': tiny_fashion_mnist,
+                  'image_folder': tiny_image_folder,
+                  'resnet50': tiny_imagenet, 'segdec': tiny_kolektor}
 
 
 @pytest.mark.parametrize('name', registry.names())
@@ -192,3 +217,139 @@ def test_real_input_of_every_model_has_the_shapes_and_types_of_its_synthetic_bat
     synthetic = entry.synthetic_batch(4)
     assert ([(t.shape.as_list(), t.dtype.base_dtype) for t in real]
             == [(t.shape.as_list(), t.dtype.base_dtype) for t in synthetic])
+
+
+class Recorded:
+    """A step that records its name in `log` each time it runs."""
+
+    def __init__(self, name, log):
+        self.op = tf.py_func(lambda: log.append(name) or np.float32(0), [], tf.float32)
+
+
+def test_configurations_are_timed_in_turns_after_their_warmup_the_first_of_a_round_rotating():
+    runs = []
+    steps = {}
+    for name in ('a', 'b'):
+        with tf.Graph().as_default():
+            steps[name] = benchmark.TimedSession(Recorded(name, runs).op, 10, tf.ConfigProto())
+    throughputs = benchmark.measure_in_turns([steps['a'], steps['b']],
+                                             benchmark.Plan(warmup_steps=1, steps_per_repeat=2,
+                                                            repeats=3))
+    for session in steps.values():
+        session.close()
+    assert ''.join(runs) == 'ab' + 'aabb' + 'bbaa' + 'aabb'
+    assert [len(t.repeat_rates) for t in throughputs] == [3, 3]
+
+
+def rates(*values):
+    return benchmark.Throughput(float(np.median(values)), list(values))
+
+
+def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_their_quartiles():
+    ratio = benchmark.paired_ratio(rates(10.0, 40.0, 30.0, 20.0, 50.0), rates(*[10.0] * 5))
+    assert ratio == benchmark.Ratio(3.0, 2.0, 4.0)
+
+
+def test_a_load_falling_on_both_configurations_of_a_round_leaves_their_ratio_alone():
+    # A slow round halves both rates: their medians' ratio moves, the paired ratio does not.
+    ratio = benchmark.paired_ratio(rates(90.0, 45.0, 45.0), rates(100.0, 50.0, 50.0))
+    assert ratio == pytest.approx(benchmark.Ratio(0.9, 0.9, 0.9))
+    assert benchmark.unpaired_ratio(rates(90.0, 45.0, 45.0), rates(100.0, 100.0, 50.0)).median \
+        == pytest.approx(0.45)
+
+
+def rows_timed_in_turns(rates_by_key, devices=2):
+    return [report.Row(key, '(%s)' % key, devices, 128 * devices, 1, rates(*values), group=1)
+            for key, values in rates_by_key.items()]
+
+
+def test_a_ratio_whose_interquartile_range_exceeds_max_spread_is_marked_too_wide():
+    rows = rows_timed_in_turns({'single_device': [100.0] * 5,
+                                'towers': [80.0, 90.0, 100.0, 110.0, 120.0]})
+    table = report.format_table(rows, matmul_rate=1e12, train_flops_per_example=1e9)
+    towers_line = next(line for line in table.splitlines() if line.startswith('(towers)'))
+    assert towers_line.split()[-3:] == ['[0.90-1.10]*', '1.00', '0.10']
+
+
+def test_a_target_whose_threshold_lies_inside_the_interquartile_range_is_undecided():
+    target = report.Target('towers / MirroredStrategy', 1.01, 1.0, low=0.98, high=1.04)
+    assert report.format_targets([target]).endswith('undecided: the threshold is inside the IQR')
+    met = target._replace(low=1.005)
+    assert report.format_targets([met]).endswith(' met')
+
+
+def test_the_fastest_mode_is_named_when_its_lower_quartile_beats_the_towers():
+    rows = rows_timed_in_turns({'towers': [100.0] * 5,
+                                'replicated': [103.0, 104.0, 105.0, 106.0, 107.0],
+                                'towers_xla': [95.0] * 5})
+    assert report.format_modes(rows).splitlines()[-1] == (
+        'fastest at 2 devices: (replicated), 1.05x (b) towers [1.04-1.06]')
+
+
+def test_no_mode_is_named_fastest_when_the_spread_covers_the_towers():
+    rows = rows_timed_in_turns({'towers': [100.0] * 5,
+                                'replicated': [97.0, 99.0, 102.0, 104.0, 106.0]})
+    assert report.format_modes(rows).splitlines()[-1].startswith(
+        'fastest at 2 devices: no mode is faster than (b) towers')
+
+
+def small_net_entry(tower_fn=functools.partial(small_net.tower_fn, weight_decay=0)):
+    """A registry entry of the small net of the mode tests (without the regulariser, which
+    MirroredStrategy's row refuses), its batch held in memory."""
+    class Recipe(small_net.SmallRecipe):
+        def tower_fn(self, batch):
+            return tower_fn(batch)
+
+    def constant_batch(global_batch, data_dir=None):
+        return tuple(tf.constant(array) for array in small_net.batch(global_batch))
+
+    return registry.get('cifar10')._replace(
+        name='small_net', title='small net', batch_size=2, recipe=lambda batch_size: Recipe(),
+        synthetic_batch=constant_batch,
+        real_input=lambda data_dir, global_batch: constant_batch(global_batch),
+        flop_skip_scopes=())
+
+
+def run_modes(entry, modes):
+    return suite.run(entry, batch_size=2, num_gpus=2, data_dir=None,
+                     plan=benchmark.Plan(0, 1, 2), configure=towers.configure_devices,
+                     matmul_size=16, modes=modes)
+
+
+def modes_named(*keys):
+    return [mode for mode in suite.MODES if mode[0] in keys]
+
+
+def test_modes_are_timed_in_turns_with_the_towers_of_the_most_devices():
+    results = run_modes(small_net_entry(), modes_named('replicated', 'towers_mixed'))
+    groups = {row.key: row.group for row in results.rows if row.devices == 2}
+    assert groups['replicated'] == groups['towers_mixed'] == groups['towers'] is not None
+    ratios = dict(report.headline_ratios(results.rows, results.matmul_rate,
+                                         results.train_flops_per_example))
+    assert ratios['replicated / towers 2'].low is not None
+    assert 'towers_mixed / towers 2' in ratios
+
+
+def test_a_mode_the_model_cannot_train_in_is_reported_as_not_measured():
+    shared = []
+
+    def shares_its_variable_by_object(batch):
+        images, labels = batch
+        if not shared or shared[-1].graph is not tf.get_default_graph():
+            with tf.name_scope(None):
+                shared.append(tf.Variable(tf.zeros([small_net.CHANNELS, small_net.CLASSES])))
+        logits = tf.matmul(tf.reduce_mean(images, [1, 2]), shared[-1])
+        tf.losses.sparse_softmax_cross_entropy(labels, logits)
+
+    results = run_modes(small_net_entry(shares_its_variable_by_object),
+                        modes_named('replicated'))
+    assert [label for label, _ in results.skipped] == ['(f) replicated']
+    assert 'replicated' not in {row.key for row in results.rows}
+
+
+def test_a_fastest_mode_whose_spread_is_too_wide_is_not_concluded():
+    rows = rows_timed_in_turns({'towers': [100.0] * 5,
+                                'replicated': [102.0, 104.0, 110.0, 120.0, 130.0]})
+    assert report.format_modes(rows).splitlines()[-1] == (
+        'fastest at 2 devices: perhaps (replicated), 1.10x (b) towers [1.04-1.20]*, but its '
+        'spread is too wide to conclude')

@@ -17,12 +17,16 @@ a train op per objective. `fit` assembles in a new graph and runs the training l
     status = towers.cluster.run_task(args, work)
 """
 import collections
+import logging
 
-from towers import training as training_loop
+from towers import modes, precision, training as training_loop
 from towers.cluster import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.replicate import TOTAL, build_towers
+from towers.replicated import build_replicated
+
+log = logging.getLogger(__name__)
 
 
 class Recipe:
@@ -75,6 +79,12 @@ class Recipe:
         """
         return []
 
+    def initial_values(self):
+        """Values some variables start from instead of their initializers' (pretrained
+        weights), as a dict variable -> numpy array; called once the step is assembled, used
+        by a run that has no checkpoint to resume. None by default (an empty dict)."""
+        return {}
+
 
 Training = collections.namedtuple(
     'Training', ['train_ops', 'losses', 'global_step', 'learning_rate', 'replicated',
@@ -93,7 +103,7 @@ Attributes:
 """
 
 
-def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=None):
+def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=None, mode=None):
     """Builds the training step of `recipe` on the devices of `setup` in the default graph.
 
     Args:
@@ -107,11 +117,16 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
         gradients in one train op only.
       num_towers: towers contributing to one update, for the schedule; the towers of `setup`
         times the workers the role aggregates by default.
+      mode: a `towers.Mode`: the variable update (parameter server or replicated), XLA, mixed
+        precision; `Mode()` (parameter server, float32, no XLA) by default.
 
     Returns:
       A `Training`.
     """
     role = role or SingleProcess()
+    mode = mode or modes.Mode()
+    if not isinstance(role, SingleProcess):
+        modes.check_in_one_process(mode.variable_update)
     names = list(recipe.objectives) if objectives is None else list(objectives)
     unknown = sorted(set(names) - set(recipe.objectives))
     if unknown or not names:
@@ -123,10 +138,15 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
         global_step = recipe.create_global_step()
         inputs = input_fn()
         learning_rate = recipe.learning_rate(global_step, num_towers)
-        optimizer = role.wrap_optimizer(recipe.optimizer(learning_rate))
-    replicated = build_towers(recipe.tower_fn, inputs, setup.tower_devices, optimizer,
-                              {name: recipe.objectives[name] for name in names},
-                              ps_device=setup.ps_device)
+        optimizer = recipe.optimizer(learning_rate)
+        if mode.mixed_precision:
+            optimizer = precision.LossScaleOptimizer(optimizer)
+        optimizer = role.wrap_optimizer(optimizer)
+    build = build_replicated if mode.variable_update == modes.REPLICATED else build_towers
+    log.info('%d towers: %s', len(setup.tower_devices), mode.describe())
+    replicated = build(_tower_function(recipe.tower_fn, mode), inputs, setup.tower_devices,
+                       optimizer, {name: recipe.objectives[name] for name in names},
+                       ps_device=setup.ps_device)
     with tf.device(setup.ps_device):
         summaries = list(replicated.summaries)
         summaries.append(tf.summary.scalar('learning_rate', learning_rate))
@@ -139,8 +159,23 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
                     tf.summary.merge(summaries))
 
 
+def _tower_function(tower_fn, mode):
+    """`tower_fn` as `mode` builds it: in float16 from float32 master weights with mixed
+    precision; compiled with XLA (forward and backward passes: gradients of compiled ops are
+    compiled too) with `xla`."""
+    if mode.mixed_precision:
+        tower_fn = precision.mixed_precision_tower(tower_fn)
+    if not mode.xla:
+        return tower_fn
+
+    def compiled_tower(shard):
+        with tf.xla.experimental.jit_scope():
+            return tower_fn(shard)
+    return compiled_tower
+
+
 def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
-        objective=None, **loop_options):
+        objective=None, mode=None, **loop_options):
     """Assembles `recipe` in a new graph and trains it with `towers.train` to `max_steps`.
 
     Args:
@@ -149,6 +184,7 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
       max_steps: the global step to stop at.
       examples_per_step: the global batch of this process, for examples/sec.
       objective: the train op to run; the recipe's only objective by default.
+      mode: a `towers.Mode`, as for `assemble`.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
@@ -160,9 +196,10 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
                               % (type(recipe).__name__, sorted(recipe.objectives)))
         objective = next(iter(recipe.objectives))
     with tf.Graph().as_default():
-        training = assemble(recipe, input_fn, setup, role, objectives=[objective])
+        training = assemble(recipe, input_fn, setup, role, objectives=[objective], mode=mode)
         return training_loop.train(
             training.train_ops[objective], training.losses[objective], training.global_step,
             train_dir, max_steps, examples_per_step, num_towers=len(setup.tower_devices),
             config=setup.config, summary_op=training.summary_op, master=role.master,
-            is_chief=role.is_chief, hooks=role.hooks, **loop_options)
+            is_chief=role.is_chief, hooks=role.hooks, initial_values=recipe.initial_values(),
+            **loop_options)

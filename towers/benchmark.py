@@ -1,18 +1,26 @@
-"""Measuring training throughput: timed steps, the machine's matmul rate, a model's FLOPs.
+"""Measuring training throughput: steps timed in turns, the machine's matmul rate, FLOPs.
 
-    rate = measure_throughput(train_op, examples_per_step=512, config=setup.config,
-                              plan=QUICK)
-    rate.examples_per_sec                  # median over `plan.repeats` timed blocks
+    with TimedSession(train_op_a, 512, config) as a, TimedSession(train_op_b, 512, config) as b:
+        rate_a, rate_b = measure_in_turns([a, b], plan=QUICK)
+    ratio = paired_ratio(rate_a, rate_b)    # median of the rounds' ratios, with their quartiles
 
-Every measurement runs its op in a fresh `tf.train.SingularMonitoredSession` of the default
-graph, times each step with the training loop's own `StepTimerHook`, discards the warm-up steps
-(graph optimisation, allocation, filling input buffers) and splits the remaining steps into
-blocks. A block's rate is its examples over its wall time, so a block in which an input
-pipeline stalls shows it even when most single steps are fast; the median over blocks keeps a
-block disturbed by another process from moving the figure. The benchmark that measures a
-registered model's configurations with these is `towers.benchmarks`.
+Configurations compared with each other are timed in turns, not one after another: each is
+built once, in its own graph, with its session kept open (`TimedSession`); after untimed
+warm-up steps (graph optimisation, XLA compilation, allocation, filling input buffers), each
+round times a block of steps of every configuration, A B C, then B C A, ... A load that comes and
+goes on a shared machine then falls on every configuration of a round alike, and a ratio is
+the median over rounds of the ratio within each round (`paired_ratio`), quoted with its
+interquartile range; a range wider than `MAX_SPREAD` is too wide to conclude from. A block's
+rate is its examples over its steps' wall time (the training loop's `StepTimerHook`), so a
+block in which an input pipeline stalls shows it even when most steps are fast.
+
+An input pipeline refills its buffers while the other configurations of a round run, so a
+step on real input is charged less than its whole input cost (at most the buffers' worth per
+round); the input pipeline alone is therefore measured alone (`measure_throughput`). The
+benchmark that measures a registered model's configurations with these is `towers.benchmarks`.
 """
 import collections
+import os
 
 import numpy as np
 
@@ -21,60 +29,171 @@ from towers.errors import TowersError
 from towers.hooks import StepTimerHook
 
 Plan = collections.namedtuple('Plan', ['warmup_steps', 'steps_per_repeat', 'repeats'])
-Plan.__doc__ = """How long to measure: untimed warm-up steps, then `repeats` blocks of steps."""
+Plan.__doc__ = """How long to measure: untimed warm-up steps, then `repeats` rounds, each timing
+a block of `steps_per_repeat` steps of every configuration."""
 
-QUICK = Plan(warmup_steps=2, steps_per_repeat=3, repeats=3)
-FULL = Plan(warmup_steps=5, steps_per_repeat=10, repeats=5)
+QUICK = Plan(warmup_steps=2, steps_per_repeat=2, repeats=7)
+FULL = Plan(warmup_steps=3, steps_per_repeat=3, repeats=11)
+
+# Ratios whose interquartile range over the rounds is wider than this are too noisy to read.
+MAX_SPREAD = 0.1
 
 Throughput = collections.namedtuple('Throughput', ['examples_per_sec', 'repeat_rates'])
 Throughput.__doc__ = """A measured rate.
 
 Attributes:
   examples_per_sec: the median of `repeat_rates`.
-  repeat_rates: examples/sec of each timed block, in the order measured.
+  repeat_rates: examples/sec of each timed block, one per round, in the order measured.
 """
 
 
-def measure_throughput(fetches, examples_per_step, config, plan):
-    """Runs `fetches` repeatedly in a new session of the default graph and times it.
+class TimedSession:
+    """A configuration's step with its session open, to be timed in turns with others.
 
-    The session initialises the global and local variables; it writes no checkpoints and no
-    summaries.
+    The session, a `tf.train.SingularMonitoredSession` of the graph of `fetches`, initialises
+    the global and local variables and writes no checkpoints and no summaries. Close it (or use
+    it as a context manager) when done.
+    """
+
+    def __init__(self, fetches, examples_per_step, config):
+        """Args:
+          fetches: what one step runs, e.g. a train op.
+          examples_per_step: examples one run processes (or FLOPs, for `matmul_step`).
+          config: the session `tf.ConfigProto`.
+        """
+        self._fetches = fetches
+        self._examples_per_step = examples_per_step
+        self._timer = StepTimerHook(examples_per_step)
+        with tf.nest.flatten(fetches)[0].graph.as_default():
+            self._session = tf.train.SingularMonitoredSession(hooks=[self._timer],
+                                                              config=config)
+
+    def warm_up(self, steps):
+        """Runs `steps` untimed steps."""
+        for _ in range(steps):
+            self._session.run(self._fetches)
+
+    def run(self, steps):
+        """Runs `steps` steps; returns their examples/sec (examples over their wall time)."""
+        first = len(self._timer.durations)
+        self.warm_up(steps)
+        return self._examples_per_step * steps / sum(self._timer.durations[first:])
+
+    def close(self):
+        self._session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *unused_exc_info):
+        self.close()
+
+
+def measure_in_turns(sessions, plan):
+    """Times `sessions` in turns: each runs its warm-up steps, then `plan.repeats` rounds each
+    run a timed block of `plan.steps_per_repeat` steps of every session, the first session of
+    a round rotating.
 
     Args:
-      fetches: what one step runs, e.g. a train op.
-      examples_per_step: examples one run processes (or, for `matmul_flops`, FLOPs).
-      config: the session `tf.ConfigProto`.
+      sessions: `TimedSession`s.
+      plan: a `Plan`.
+
+    Returns:
+      A `Throughput` per session, in the order of `sessions`; `repeat_rates[k]` of every one
+      was timed in round k.
+    """
+    for session in sessions:
+        session.warm_up(plan.warmup_steps)
+    rates = [[] for _ in sessions]
+    for round_index in range(plan.repeats):
+        for k in range(len(sessions)):
+            i = (round_index + k) % len(sessions)
+            rates[i].append(sessions[i].run(plan.steps_per_repeat))
+    return [Throughput(float(np.median(r)), r) for r in rates]
+
+
+def measure_throughput(fetches, examples_per_step, config, plan):
+    """Times `fetches` of the default graph alone, in a session opened and closed for it.
+
+    Args:
+      fetches, examples_per_step, config: as for `TimedSession`.
       plan: a `Plan`.
 
     Returns:
       A `Throughput`.
     """
-    timer = StepTimerHook(examples_per_step)
-    with tf.train.SingularMonitoredSession(hooks=[timer], config=config) as session:
-        for _ in range(plan.warmup_steps + plan.steps_per_repeat * plan.repeats):
-            session.run(fetches)
-    timed = np.reshape(timer.durations[plan.warmup_steps:], [plan.repeats, plan.steps_per_repeat])
-    rates = [examples_per_step * plan.steps_per_repeat / block.sum() for block in timed]
-    return Throughput(float(np.median(rates)), rates)
+    with TimedSession(fetches, examples_per_step, config) as session:
+        return measure_in_turns([session], plan)[0]
 
 
-def matmul_flops(config, plan, size=4096, device='/cpu:0'):
-    """The machine's float32 matrix-multiply rate, as the ceiling for a model's FLOP/s.
+Ratio = collections.namedtuple('Ratio', ['median', 'low', 'high'])
+Ratio.__doc__ = """A ratio of two rates timed in turns.
 
-    Multiplies two [size, size] float32 variables on `device` in a session with `config`,
-    so that it uses the same threads as the model measured beside it.
+Attributes:
+  median: the median over the rounds of the ratio within each round.
+  low, high: the first and third quartiles of those ratios; None for a ratio of two rates not
+    timed in the same rounds (then `median` is the ratio of their medians).
+"""
+
+
+def paired_ratio(numerator, denominator, scale=1.0):
+    """The ratio of two `Throughput`s round by round, times `scale`.
+
+    Args:
+      numerator, denominator: `Throughput`s from one `measure_in_turns` (round k of one was
+        timed beside round k of the other).
+      scale: a factor of every ratio (e.g. FLOPs per example, for a fraction of a FLOP rate).
 
     Returns:
-      FLOP/s (2 * size**3 per product), the median over the plan's blocks.
+      A `Ratio`.
     """
-    with tf.Graph().as_default():
-        with tf.device(device):
-            a = tf.get_variable('a', [size, size], initializer=tf.random_normal_initializer())
-            b = tf.get_variable('b', [size, size], initializer=tf.random_normal_initializer())
-            product = tf.matmul(a, b)
-        # Running the op, not fetching the product, keeps the copy out to numpy untimed.
-        return measure_throughput(product.op, 2.0 * size ** 3, config, plan).examples_per_sec
+    ratios = scale * np.asarray(numerator.repeat_rates) / np.asarray(denominator.repeat_rates)
+    low, median, high = np.percentile(ratios, [25, 50, 75])
+    return Ratio(float(median), float(low), float(high))
+
+
+def unpaired_ratio(numerator, denominator, scale=1.0):
+    """The ratio of the medians of two `Throughput`s not timed in the same rounds."""
+    return Ratio(scale * numerator.examples_per_sec / denominator.examples_per_sec, None, None)
+
+
+def too_wide(ratio):
+    """Whether `ratio`'s interquartile range is wider than `MAX_SPREAD` (a ratio of unpaired
+    rates, which has none, is not)."""
+    return ratio.low is not None and ratio.high - ratio.low > MAX_SPREAD
+
+
+def device_kind(physical_gpus=None):
+    """What towers run on, for reports: '4 GPUs' or 'virtual CPU devices sharing 2 cores'.
+
+    Args:
+      physical_gpus: the machine's GPUs; by default, those TensorFlow sees.
+    """
+    if physical_gpus is None:
+        physical_gpus = len(tf.config.list_physical_devices('GPU'))
+    if physical_gpus:
+        return '%d GPUs' % physical_gpus
+    return 'virtual CPU devices sharing %d cores' % os.cpu_count()
+
+
+def matmul_step(size=4096, device='/cpu:0'):
+    """A float32 matrix product in the default graph: the machine's ceiling for a model's FLOP/s.
+
+    Timed beside a model, in a session with the model's config, it uses the same threads.
+
+    Args:
+      size: the side of the two square variables multiplied.
+      device: where they are and the product runs.
+
+    Returns:
+      (the op of one product, its FLOPs: 2 * size**3).
+    """
+    with tf.device(device):
+        a = tf.get_variable('a', [size, size], initializer=tf.random_normal_initializer())
+        b = tf.get_variable('b', [size, size], initializer=tf.random_normal_initializer())
+        product = tf.matmul(a, b)
+    # Running the op, not fetching the product, keeps the copy out to numpy untimed.
+    return product.op, 2.0 * size ** 3
 
 
 def _num_elements(tensor, op):

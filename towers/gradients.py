@@ -29,13 +29,30 @@ def average_gradients(tower_grads):
       TowersError: the towers list different variables, or a variable has a gradient in some
         towers and None in others.
     """
+    return [(_mean(grads), var) for grads, var in gradients_per_variable(tower_grads)]
+
+
+def gradients_per_variable(tower_grads):
+    """Each variable's gradients in every tower, checked as `average_gradients` checks them.
+
+    Args:
+      tower_grads: as for `average_gradients`.
+
+    Returns:
+      A list of (gradients, variable) in the towers' order: `gradients` holds the variable's
+      gradient in each tower, none of them None; variables without a gradient in any tower
+      are left out (logged by name).
+
+    Raises:
+      TowersError: as `average_gradients`.
+    """
     if not tower_grads:
         raise TowersError('average_gradients needs the gradients of at least one tower')
     num_towers = len(tower_grads)
     if any(len(g) != len(tower_grads[0]) for g in tower_grads):
         raise TowersError('towers returned different numbers of gradients: %s'
                           % [len(g) for g in tower_grads])
-    averaged = []
+    per_variable = []
     for grad_and_vars in zip(*tower_grads):
         variables = [v for _, v in grad_and_vars]
         var = variables[0]
@@ -53,8 +70,8 @@ def average_gradients(tower_grads):
             raise TowersError(
                 'the gradient of %s is None in tower(s) %s but not in the others: every tower '
                 'must build the same model' % (var.op.name, ', '.join(map(str, missing))))
-        averaged.append((_mean(grads), var))
-    return averaged
+        per_variable.append((grads, var))
+    return per_variable
 
 
 def _mean(grads):

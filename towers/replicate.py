@@ -76,7 +76,8 @@ class Replicated(collections.namedtuple(
       grads: dict objective name -> averaged list of (gradient, variable) pairs.
       update_ops: tower 0's `UPDATE_OPS`, those an objective over every variable runs.
       summaries: the summaries of every tower.
-      optimizer: the optimizer that computed the gradients.
+      optimizer: the optimizer that computed the gradients and applies them, or a dict
+        objective name -> the optimizer of that objective.
       ps_device: where the averaging happened and the update is applied.
       objectives: dict objective name -> `Objective`.
     """
@@ -108,9 +109,14 @@ class Replicated(collections.namedtuple(
                               % (objective, sorted(self.grads)))
         with tf.device(self.ps_device):
             with tf.control_dependencies(self.objective_update_ops(objective)):
-                apply_op = self.optimizer.apply_gradients(
-                    self.grads[objective], global_step=global_step)
+                apply_op = objective_optimizer(self.optimizer, objective).apply_gradients(
+                    self.gradients_to_apply(objective), global_step=global_step)
             return tf.group(apply_op, *extra_ops, name='train_op_%s' % objective)
+
+    def gradients_to_apply(self, objective):
+        """The (gradient, variable) pairs one update of `objective` applies: the averaged
+        gradients of the shared variables."""
+        return self.grads[objective]
 
     def objective_loss(self, objective='total', tower=-1):
         """The loss `objective` minimises in one tower (the last by default): the tower's
@@ -123,6 +129,11 @@ class Replicated(collections.namedtuple(
     def tower_losses(self):
         """List of each tower's total loss."""
         return [t.total_loss for t in self.towers]
+
+
+def objective_optimizer(optimizer, objective):
+    """The optimizer of `objective`: `optimizer` itself, or its entry when it is a dict."""
+    return optimizer[objective] if isinstance(optimizer, dict) else optimizer
 
 
 def split_batch(inputs, num_towers):
@@ -175,7 +186,9 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
       inputs: the global batch, a tensor or nested structure of tensors; split into
         `len(devices)` equal shards.
       devices: one device string per tower.
-      optimizer: a `tf.train.Optimizer`; its `compute_gradients` runs in each tower.
+      optimizer: a `tf.train.Optimizer`; its `compute_gradients` runs in each tower. Or a
+        dict objective name -> optimizer, when each objective has its own (several models
+        trained side by side, see `towers.side_by_side`).
       objectives: dict name -> `Objective`; the default is one objective 'total' (the tower's
         total loss over every trainable variable). Several objectives share one set of towers.
       ps_device: where variables live and gradients are averaged: a device string, or a
@@ -194,8 +207,8 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
         for i, device in enumerate(devices):
             with tf.device(assign_to_device(device, ps_device)), \
                     tf.name_scope('%s_%d' % (TOWER_NAME, i)) as scope:
-                towers.append(_build_tower(i, device, scope, tower_fn, shards[i], optimizer,
-                                           objectives))
+                towers.append(build_tower(i, device, scope, tower_fn, shards[i], optimizer,
+                                          objectives))
             tf.get_variable_scope().reuse_variables()
     with tf.device(ps_device):
         grads = {}
@@ -207,7 +220,22 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
                       objectives)
 
 
-def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
+def build_tower(index, device, scope, tower_fn, shard, optimizer, objectives, copies=None,
+                regularization_losses=tf.losses.get_regularization_losses):
+    """Builds tower `index` in the current device and name scope: `tower_fn(shard)`, its total
+    loss, summaries and each objective's gradients.
+
+    Args:
+      index, device, scope: the tower's number, device and name scope ('tower_<i>/').
+      tower_fn, shard, optimizer, objectives: as for `build_towers` (`shard` is this tower's).
+      copies: dict variable -> this tower's copy of it, whose gradient the tower takes in its
+        place (the replicated mode, `towers.replicated`); None: the variables themselves.
+      regularization_losses: a function of no arguments returning this tower's regularisation
+        losses; by default the graph's, made once with the variables inside tower 0.
+
+    Returns:
+      A `Tower`.
+    """
     outputs = tower_fn(shard) or {}
     if not isinstance(outputs, dict):
         raise TowersError('the tower function must return a dict of named tensors or None, '
@@ -215,7 +243,7 @@ def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
     losses = tf.get_collection(tf.GraphKeys.LOSSES, scope)
     # Regularisation losses are made once, with the variables, inside tower 0; every tower
     # counts them so that the averaged gradient carries their full weight.
-    losses += tf.losses.get_regularization_losses()
+    losses += regularization_losses()
     if not losses:
         raise TowersError('tower %d added no loss to the `losses` collection' % index)
     total_loss = tf.add_n(losses, name='total_loss')
@@ -231,7 +259,10 @@ def _build_tower(index, device, scope, tower_fn, shard, optimizer, objectives):
         if not var_list:
             raise TowersError('objective %r has no trainable variables under scope %r'
                               % (name, objective.scope))
-        grads[name] = optimizer.compute_gradients(loss, var_list=var_list)
+        if copies is not None:
+            var_list = [copies.get(v, v) for v in var_list]
+        grads[name] = objective_optimizer(optimizer, name).compute_gradients(
+            loss, var_list=var_list)
     return Tower(index, device, scope, outputs, total_loss, losses, grads,
                  tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope),
                  tf.get_collection(tf.GraphKeys.SUMMARIES, scope))

@@ -8,7 +8,8 @@
 For N in `device_counts(num_gpus)`, with `batch_size` examples per tower, it measures
 
   (a) `single_device`: one device training on the global batch of N towers;
-  (b) `towers`: `towers.assemble` on N devices (virtual CPU devices when there is no GPU);
+  (b) `towers`: `towers.assemble` on N devices (virtual CPU devices when there is no GPU):
+      parameter server, float32, no XLA;
   (c) `mirrored`: `tf.distribute.MirroredStrategy` on the same devices, graph mode, the loss of
       each replica divided by N so that the summed update equals the towers' averaged one;
 
@@ -16,39 +17,64 @@ and, at the most devices,
 
   (d) `input_only`: the model's real input pipeline alone, on the global batch;
   (e) `end_to_end`: the towers' step on that input, beside `in_memory_step`, the same step on
-      data already in memory.
+      data already in memory (that is (b));
+  (f)... the towers in the other training modes of `MODES` (`towers.Mode`: replicated,
+      XLA, mixed precision, and their combinations), for which are fastest.
 
-(a)-(c) train on random data held in host memory, so that they time the step alone; every step
-is the model's recipe (its optimizer, learning rate and once-per-step ops, such as the CIFAR-10
-tutorial's moving averages of the weights), the variables on the parameter device for (a) and
-(b). It also measures the machine's float32 matmul rate in the same process and counts the
-model's FLOPs per training example from the convolutions and matmuls of its training graph.
+The configurations of one device count are built once each, in their own graph with their
+session open, and timed in turns (`towers.benchmark.measure_in_turns`), so that every ratio
+the table and the targets give between them is paired round by round; the matmul rate joins
+the most devices' turns. (d), whose input buffers would refill between turns, is timed alone.
+
+(a)-(c) and the modes train on random data held in host memory, so that they time the step
+alone; every step is the model's recipe (its optimizer, learning rate and once-per-step ops,
+such as the CIFAR-10 tutorial's moving averages of the weights), the variables on the parameter
+device for (a) and (b). It also counts the model's FLOPs per training example from the
+convolutions and matmuls of its training graph.
 """
 import collections
+import functools
 import logging
-import os
 
 import towers
 from towers import benchmark
-from towers.benchmarks.report import Row
+from towers.benchmarks.report import MATMUL, Row
 from towers.compat import tf
+from towers.errors import TowersError
 from towers.mirrored import mirrored_train_op
+from towers.modes import REPLICATED, Mode
 
 log = logging.getLogger(__name__)
 
 # Where every input lives, in memory or read from files: the host, as in training.
 INPUT_DEVICE = '/cpu:0'
 
+# The training modes measured beside (b) at the most devices: (key, label, mode).
+MODES = (
+    ('replicated', '(f) replicated', Mode(REPLICATED)),
+    ('towers_xla', '(g) towers, XLA', Mode(xla=True)),
+    ('replicated_xla', '(h) replicated, XLA', Mode(REPLICATED, xla=True)),
+    ('towers_mixed', '(i) towers, mixed precision', Mode(mixed_precision=True)),
+    ('replicated_mixed', '(j) replicated, mixed precision',
+     Mode(REPLICATED, mixed_precision=True)),
+    ('towers_xla_mixed', '(k) towers, XLA, mixed precision',
+     Mode(xla=True, mixed_precision=True)),
+    ('replicated_xla_mixed', '(l) replicated, XLA, mixed precision',
+     Mode(REPLICATED, xla=True, mixed_precision=True)),
+)
+
 Results = collections.namedtuple(
     'Results', ['rows', 'matmul_rate', 'train_flops_per_example', 'forward_flops_per_example',
-                'device_kind'])
+                'device_kind', 'skipped'])
 Results.__doc__ = """Everything `run` measured.
 
 Attributes:
-  rows: list of `report.Row`, in the order measured.
+  rows: list of `report.Row`, in the order measured (the matmul rate's among them).
   matmul_rate: the matmul rate of one device, FLOP/s.
   train_flops_per_example, forward_flops_per_example: as `train_flops_per_example` returns.
   device_kind: what the devices are, e.g. '4 GPUs' or 'virtual CPU devices sharing 2 cores'.
+  skipped: (label, reason) of each mode the model cannot train in (e.g. a Keras model shared
+    by object in the replicated mode).
 """
 
 
@@ -60,7 +86,7 @@ def device_counts(num_gpus):
     return counts + [num_gpus] if num_gpus > 1 else counts
 
 
-def towers_step(entry, batch, setup, batch_size):
+def towers_step(entry, batch, setup, batch_size, mode=None):
     """The op of one training step of `entry`'s recipe on the towers of `setup`.
 
     Args:
@@ -68,9 +94,10 @@ def towers_step(entry, batch, setup, batch_size):
       batch: the global batch, as `entry.synthetic_batch` or `entry.real_input` give it.
       setup: a `towers.DeviceSetup`; one tower per device.
       batch_size: examples per tower, for the recipe.
+      mode: a `towers.Mode`; parameter server, float32, no XLA by default.
     """
     training = towers.assemble(entry.recipe(batch_size), lambda: batch, setup,
-                               objectives=[entry.objective])
+                               objectives=[entry.objective], mode=mode)
     return training.train_ops[entry.objective]
 
 
@@ -108,8 +135,25 @@ def train_flops_per_example(entry, batch_size):
                 / batch_size)
 
 
+Configuration = collections.namedtuple(
+    'Configuration', ['key', 'label', 'devices', 'num_towers', 'input_fn', 'step_fn',
+                      'optional'], defaults=[False])
+Configuration.__doc__ = """One way of training the model, as a row of the benchmark.
+
+Attributes:
+  key, label: of the row.
+  devices: the global batch is `devices` times the per-tower batch.
+  num_towers: the devices it runs on; each takes an equal share of the global batch.
+  input_fn: global batch -> the batch (in memory or the real input).
+  step_fn: (entry, batch, setup, per-tower batch) -> the op of one step, as `towers_step`;
+    None to time the input alone.
+  optional: a model that cannot be built this way (a `TowersError`) is reported as skipped
+    instead of stopping the benchmark.
+"""
+
+
 class _Runner:
-    """Builds each configuration in a graph of its own and measures it."""
+    """Builds configurations, each in a graph of its own, and times them in turns."""
 
     def __init__(self, entry, batch_size, data_dir, plan, configure):
         self._entry = entry
@@ -118,12 +162,11 @@ class _Runner:
         self._plan = plan
         self._configure = configure
         self._physical_gpus = len(tf.config.list_physical_devices('GPU'))
-        self.rows = []
+        self._groups = 0
+        self.skipped = []
 
     def device_kind(self):
-        if self._physical_gpus:
-            return '%d GPUs' % self._physical_gpus
-        return 'virtual CPU devices sharing %d cores' % os.cpu_count()
+        return benchmark.device_kind(self._physical_gpus)
 
     def _parallel_devices(self, devices):
         return min(devices, self._physical_gpus) if self._physical_gpus else 1
@@ -136,35 +179,69 @@ class _Runner:
         with tf.device(INPUT_DEVICE):
             return self._entry.real_input(self._data_dir, global_batch)
 
-    def measure(self, key, label, devices, num_towers, input_fn, step_fn):
-        """Measures one configuration and adds its `Row`.
+    def _open(self, configuration):
+        """A `TimedSession` of the configuration's step, built in a new graph."""
+        global_batch = self._batch_size * configuration.devices
+        setup = self._configure(configuration.num_towers)
+        with tf.Graph().as_default():
+            batch = configuration.input_fn(global_batch)
+            fetches = (configuration.step_fn(self._entry, batch, setup,
+                                             global_batch // configuration.num_towers)
+                       if configuration.step_fn else tf.group(*batch))
+            return benchmark.TimedSession(fetches, global_batch, setup.config)
+
+    def _open_matmul(self, size):
+        setup = self._configure(1)
+        with tf.Graph().as_default():
+            op, flops = benchmark.matmul_step(size, setup.tower_devices[0])
+            return benchmark.TimedSession(op, flops, setup.config)
+
+    def measure(self, configurations, in_turns=True, matmul_size=None):
+        """Builds `configurations` (and the matmul of `matmul_size`), times them in turns and
+        returns their `Row`s, in the order given (the matmul's last).
 
         Args:
-          key, label: of the row.
-          devices: the global batch is `devices` times the per-tower batch.
-          num_towers: the devices it runs on; each takes an equal share of the global batch.
-          input_fn: global batch -> the batch.
-          step_fn: `towers_step` or `mirrored_step`, or None to time the input alone.
+          configurations: `Configuration`s.
+          in_turns: whether the rows form a group of paired rounds (False for one
+            configuration timed alone).
+          matmul_size: the side of the matrices of a matmul rate to time with them, or None.
         """
-        global_batch = self._batch_size * devices
-        setup = self._configure(num_towers)
-        with tf.Graph().as_default():
-            batch = input_fn(global_batch)
-            fetches = (step_fn(self._entry, batch, setup, global_batch // num_towers)
-                       if step_fn else tf.group(*batch))
-            throughput = benchmark.measure_throughput(fetches, global_batch, setup.config,
-                                                      self._plan)
-        log.info('%s, %d devices, batch %d: %.1f images/sec', label, devices, global_batch,
-                 throughput.examples_per_sec)
-        self.rows.append(Row(key, label, devices, global_batch,
-                             self._parallel_devices(num_towers) if step_fn else 0, throughput))
+        group = None
+        if in_turns:
+            self._groups += 1
+            group = self._groups
+        opened = []
+        try:
+            for configuration in configurations:
+                try:
+                    opened.append((configuration, self._open(configuration)))
+                except TowersError as err:
+                    if not configuration.optional:
+                        raise
+                    log.warning('%s: not measured: %s', configuration.label, err)
+                    self.skipped.append((configuration.label, str(err)))
+            if matmul_size:
+                matmul = Configuration(MATMUL, 'matmul rate (FLOP/s)', 1, 1, None, None)
+                opened.append((matmul, self._open_matmul(matmul_size)))
+            throughputs = benchmark.measure_in_turns([session for _, session in opened],
+                                                     self._plan)
+        finally:
+            for _, session in opened:
+                session.close()
+        rows = []
+        for (configuration, _), throughput in zip(opened, throughputs):
+            trains = configuration.step_fn is not None
+            rows.append(Row(configuration.key, configuration.label, configuration.devices,
+                            0 if configuration.key == MATMUL
+                            else self._batch_size * configuration.devices,
+                            self._parallel_devices(configuration.num_towers) if trains else 0,
+                            throughput, group))
+            log.info('%s, %d devices: %.1f per sec', configuration.label,
+                     configuration.devices, throughput.examples_per_sec)
+        return rows
 
-    def matmul_flops(self, size):
-        setup = self._configure(1)
-        return benchmark.matmul_flops(setup.config, self._plan, size, setup.tower_devices[0])
 
-
-def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096):
+def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096, modes=MODES):
     """Measures every configuration of the benchmark for one model.
 
     Args:
@@ -177,24 +254,37 @@ def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096
       configure: number of devices -> `towers.DeviceSetup`, e.g. `towers.configure_devices`
         with the session's thread pools and parameter device bound.
       matmul_size: side of the square matrices of the matmul rate.
+      modes: the training modes to measure at the most devices, (key, label, `towers.Mode`)
+        as in `MODES`.
 
     Returns:
       `Results`.
     """
     runner = _Runner(entry, batch_size, data_dir, plan, configure)
     counts = device_counts(num_gpus)
-    for n in counts:
-        runner.measure('single_device', '(a) one device, global batch', n, 1, runner.in_memory,
-                       towers_step)
-        runner.measure('towers', '(b) towers', n, n, runner.in_memory, towers_step)
-        runner.measure('mirrored', '(c) MirroredStrategy', n, n, runner.in_memory,
-                       mirrored_step)
     most = counts[-1]
-    runner.measure('input_only', '(d) input pipeline alone', most, most, runner.real_input,
-                   None)
-    runner.measure('in_memory_step', '(e) towers, data in memory', most, most,
-                   runner.in_memory, towers_step)
-    runner.measure('end_to_end', '(e) towers, real input', most, most, runner.real_input,
-                   towers_step)
-    return Results(runner.rows, runner.matmul_flops(matmul_size),
-                   *train_flops_per_example(entry, batch_size), runner.device_kind())
+    rows = []
+    for n in counts:
+        group = [
+            Configuration('single_device', '(a) one device, global batch', n, 1,
+                          runner.in_memory, towers_step),
+            Configuration('towers', '(b) towers', n, n, runner.in_memory, towers_step),
+            Configuration('mirrored', '(c) MirroredStrategy', n, n, runner.in_memory,
+                          mirrored_step)]
+        if n == most:
+            group.append(Configuration('end_to_end', '(e) towers, real input', n, n,
+                                       runner.real_input, towers_step))
+            group += [Configuration(key, label, n, n, runner.in_memory,
+                                    functools.partial(towers_step, mode=mode), optional=True)
+                      for key, label, mode in modes]
+        rows += runner.measure(group, matmul_size=matmul_size if n == most else None)
+    input_only = runner.measure([Configuration('input_only', '(d) input pipeline alone', most,
+                                               most, runner.real_input, None)], in_turns=False)
+    towers_row = next(r for r in rows if r.key == 'towers' and r.devices == most)
+    # (e)'s step on data in memory is (b), timed in the same rounds as the real input's.
+    in_memory = towers_row._replace(key='in_memory_step', label='(e) towers, data in memory')
+    after_mirrored = rows.index(towers_row) + 2
+    rows[after_mirrored:after_mirrored] = input_only + [in_memory]
+    matmul_rate = next(r for r in rows if r.key == MATMUL).throughput.examples_per_sec
+    return Results(rows, matmul_rate, *train_flops_per_example(entry, batch_size),
+                   runner.device_kind(), runner.skipped)
