@@ -36,7 +36,7 @@ def _parse_args(argv):
     parser.add_boolean('use_fp16', False, 'Train the model using fp16.')
     flags.add_checkpoint_flags(parser)
     flags.add_device_flags(parser)
-    flags.add_mode_flags(parser)
+    flags.add_mode_flags(parser, use_fp16=False)
     flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 

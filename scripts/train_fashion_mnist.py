@@ -19,10 +19,10 @@ from towers import cli, cluster, flags
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--data_dir', default=synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', type=flags.data_dir, default=synthetic.DEFAULT_DATA_DIR,
                         help='Where the Fashion-MNIST IDX files are; a generated set is '
                              'written there when they are not.')
-    parser.add_argument('--train_dir', default='/tmp/fashion_mnist_train',
+    parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/fashion_mnist_train',
                         help='Directory where to write event logs, checkpoints and timing.')
     parser.add_argument('--epochs', type=flags.positive_int, default=5,
                         help='Passes over the training set, when --max_steps is not given.')
@@ -30,7 +30,9 @@ def _parse_args(argv):
                         help='Number of batches to run (default: from --epochs).')
     parser.add_argument('--batch_size', type=flags.positive_int, default=fashion_mnist.BATCH_SIZE,
                         help='Number of images to process in a batch (per tower).')
+    flags.add_checkpoint_flags(parser)
     flags.add_device_flags(parser)
+    flags.add_mode_flags(parser)
     flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
@@ -45,7 +47,8 @@ def main(argv):
                                                               global_batch)
         return towers.fit(FashionMnistRecipe(), lambda: reader.train_input(split, global_batch),
                           setup, role, args.train_dir, max_steps,
-                          examples_per_step=global_batch)
+                          examples_per_step=global_batch, mode=flags.mode_from_flags(args),
+                          **flags.checkpoint_options(args))
 
     return cluster.run_task(args, work)
 

@@ -23,13 +23,13 @@ log = logging.getLogger('train_imagenet')
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--data_dir', default=synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', type=flags.data_dir, default=synthetic.DEFAULT_DATA_DIR,
                         help='ImageNet as TFRecord shards (train-00000-of-01024, ...), or with '
                              '--list_file the folder its paths are relative to.')
     parser.add_argument('--list_file',
                         help='A list file of `relative/path.JPEG label` lines (labels 0..999) '
                              'to read instead of TFRecord shards.')
-    parser.add_argument('--train_dir', default='/tmp/imagenet_train',
+    parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/imagenet_train',
                         help='Directory where to write event logs and checkpoints.')
     parser.add_argument('--resnet_depth', type=int, choices=model.DEPTHS, default=50,
                         help='resnet_v1_50, resnet_v1_101 or resnet_v1_152.')
@@ -59,7 +59,9 @@ def _parse_args(argv):
     parser.add_argument('--momentum', type=flags.non_negative_float,
                         default=resnet_recipe.MOMENTUM, help='Momentum of the SGD.')
     parser.add_boolean('nesterov', False, 'Use Nesterov momentum.')
+    flags.add_checkpoint_flags(parser)
     flags.add_device_flags(parser)
+    flags.add_mode_flags(parser)
     flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
@@ -83,7 +85,8 @@ def main(argv):
             return towers.fit(
                 recipe, lambda: reader.train_inputs(source, global_batch, args.image_size),
                 setup, role, args.train_dir, args.max_steps or schedule.total_steps,
-                examples_per_step=global_batch)
+                examples_per_step=global_batch, mode=flags.mode_from_flags(args),
+                **flags.checkpoint_options(args))
 
     return cluster.run_task(args, work)
 

@@ -32,9 +32,9 @@ def parse_args(argv):
     parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder',
                         help='folder: train/images/NAME.png|jpg with train/masks/NAME.png; '
                              'kolektor: KolektorSDD (folders kos01..kos50).')
-    parser.add_argument('--data_dir', default=None,
+    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The data set; default: a generated one in its format.')
-    parser.add_argument('--train_dir', default='/tmp/side_by_side_train',
+    parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/side_by_side_train',
                         help='Checkpoints, and one TensorBoard run per model; training '
                              'resumes from the newest checkpoint here.')
     parser.add_argument('--image_size', type=flags.positive_int, default=128,
@@ -51,7 +51,8 @@ def parse_args(argv):
     parser.add_argument('--seed', type=int, default=0, help='Order and flips of the images.')
     parser.add_argument('--log_every_n_steps', type=flags.positive_int, default=10)
     parser.add_argument('--save_summaries_steps', type=flags.positive_int, default=10)
-    parser.add_argument('--save_checkpoint_steps', type=flags.positive_int, default=500)
+    flags.add_checkpoint_flags(parser, save_checkpoint_steps=500)
+    flags.add_mode_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -72,7 +73,7 @@ def main(argv):
         lambda: inputs.training_inputs(data, global_batch, args.seed), setup, args.train_dir,
         max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
         save_summaries_steps=args.save_summaries_steps,
-        save_checkpoint_steps=args.save_checkpoint_steps)
+        mode=flags.mode_from_flags(args), **flags.checkpoint_options(args))
     return EXIT_INTERRUPTED if result.interrupted else 0
 
 

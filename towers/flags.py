@@ -245,13 +245,16 @@ def add_device_flags(parser):
                         help='Ops run at once; 0 lets TensorFlow choose.')
 
 
-def add_mode_flags(parser, default=modes.Mode()):
+def add_mode_flags(parser, default=modes.Mode(), use_fp16=True):
     """Adds how the towers are built and updated: `--variable_update parameter_server|replicated`,
-    `--xla` and `--mixed_precision`; `mode_from_flags(args)` passes them to `towers.fit`.
+    `--xla` and `--mixed_precision` (also `--use_fp16`, tf_cnn_benchmarks' name, unless the
+    script has a `--use_fp16` of its own); `mode_from_flags(args)` passes them to `towers.fit`.
 
     Args:
       parser: a `FlagParser`.
       default: the model's default `towers.Mode`.
+      use_fp16: whether `--use_fp16` names mixed precision; False for a script whose model
+        defines `--use_fp16` itself (the CIFAR-10 tutorial's float16 weights).
     """
     parser.add_argument('--variable_update', choices=modes.VARIABLE_UPDATES,
                         default=default.variable_update,
@@ -265,11 +268,16 @@ def add_mode_flags(parser, default=modes.Mode()):
                        'Compute each tower in float16 from float32 master weights, with dynamic '
                        'loss scaling (unlike a model\'s own --use_fp16, which makes the weights '
                        'float16).')
+    if use_fp16:
+        parser.add_boolean('use_fp16', default.mixed_precision,
+                           'The same as --mixed_precision (tf_cnn_benchmarks\' name).')
+    parser.set_defaults(use_fp16_is_mode=use_fp16)
 
 
 def mode_from_flags(args):
     """The `towers.Mode` of `add_mode_flags`'s flags, for `towers.fit(..., mode=...)`."""
-    return modes.Mode(args.variable_update, args.xla, args.mixed_precision)
+    mixed_precision = args.mixed_precision or (args.use_fp16_is_mode and args.use_fp16)
+    return modes.Mode(args.variable_update, args.xla, mixed_precision)
 
 
 def add_checkpoint_flags(parser, save_checkpoint_steps=None):

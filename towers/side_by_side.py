@@ -34,7 +34,7 @@ import glob
 import os
 import re
 
-from towers import training as training_loop
+from towers import modes, training as training_loop
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.replicate import TOWER_NAME, Objective, build_towers
@@ -122,7 +122,7 @@ def _summaries(name, replicated, learning_rate):
             for tag, value in tags])
 
 
-def assemble(models, input_fn, setup):
+def assemble(models, input_fn, setup, mode=None):
     """Builds the side-by-side training step of `models` on the devices of `setup`.
 
     Args:
@@ -131,15 +131,24 @@ def assemble(models, input_fn, setup):
       input_fn: a function of no arguments returning the global batch, which every model
         takes; called on the parameter device after the global step exists.
       setup: a `towers.DeviceSetup`; its towers make one update (for the schedules).
+      mode: a `towers.Mode`; side by side, the parameter-server towers in float32, with or
+        without XLA.
 
     Returns:
       A `SideBySide`.
 
     Raises:
-      TowersError: a name is repeated or not a scope name, a model adds no loss, or a recipe
-        has once-per-step ops.
+      TowersError: a name is repeated or not a scope name, a model adds no loss, a recipe
+        has once-per-step ops, or `mode` asks for the replicated update or mixed precision.
     """
     models = _checked(models)
+    mode = mode or modes.Mode()
+    if mode.variable_update != modes.PARAMETER_SERVER or mode.mixed_precision:
+        # Each model sums its own losses inside the shared tower function, which neither
+        # the replicated copies' regularisers nor float32 loss sums reach.
+        raise TowersError('side-by-side training runs the parameter-server towers in float32 '
+                          '(with or without XLA); %s is not available side by side'
+                          % mode.describe())
     num_towers = len(setup.tower_devices)
     with tf.device(setup.ps_device):
         global_step = tf.train.get_or_create_global_step()
@@ -151,7 +160,10 @@ def assemble(models, input_fn, setup):
                 optimizers[name] = recipe.optimizer(learning_rates[name])
     objectives = {name: Objective(loss='%s/%s' % (name, TOTAL_LOSS), scope=name)
                   for name, _ in models}
-    replicated = build_towers(_SideBySideTower(models), inputs, setup.tower_devices,
+    tower_fn = _SideBySideTower(models)
+    if mode.xla:
+        tower_fn = _compiled(tower_fn)
+    replicated = build_towers(tower_fn, inputs, setup.tower_devices,
                               optimizers, objectives, ps_device=setup.ps_device)
     train_ops = []
     with tf.device(setup.ps_device):
@@ -170,7 +182,15 @@ def assemble(models, input_fn, setup):
     return SideBySide(train_op, losses, global_step, replicated, summary_ops)
 
 
-def fit(models, input_fn, setup, train_dir, max_steps, examples_per_step, **loop_options):
+def _compiled(tower_fn):
+    def compiled_tower(shard):
+        with tf.xla.experimental.jit_scope():
+            return tower_fn(shard)
+    return compiled_tower
+
+
+def fit(models, input_fn, setup, train_dir, max_steps, examples_per_step, mode=None,
+        **loop_options):
     """Assembles `models` side by side in a new graph and trains them to `max_steps`.
 
     The progress line shows every model's loss; `train_dir` gets the checkpoints of all
@@ -181,13 +201,14 @@ def fit(models, input_fn, setup, train_dir, max_steps, examples_per_step, **loop
       train_dir: checkpoints and event files; a checkpoint there is resumed.
       max_steps: the global step to stop at.
       examples_per_step: the global batch, for examples/sec (each model sees all of it).
+      mode: as for `assemble`.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
       The `towers.TrainResult`.
     """
     with tf.Graph().as_default():
-        training = assemble(models, input_fn, setup)
+        training = assemble(models, input_fn, setup, mode)
         return training_loop.train(
             training.train_op, training.losses, training.global_step, train_dir, max_steps,
             examples_per_step, num_towers=len(setup.tower_devices), config=setup.config,
