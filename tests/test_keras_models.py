@@ -1,10 +1,12 @@
 """Specification of Keras models in towers: one model shared by object, placed, updated and
 regularized as the towers treat slim models."""
 import numpy as np
+import pytest
 
 import towers
 from towers.compat import keras, tf
 from towers.keras_models import SharedModel, call_in_tower
+from towers.precision import mixed_precision_tower
 
 PS_DEVICE = '/cpu:0'
 TOWER_DEVICES = ['/cpu:1', '/cpu:2']
@@ -182,3 +184,13 @@ def test_shared_model_makes_a_model_of_its_own_in_each_new_graph():
         shared(image_batch()[0])
         assert shared.model is not first
         assert all(v.graph is graph for v in shared.model.weights)
+
+
+def test_mixed_precision_of_a_keras_model_is_refused_naming_why():
+    # Keras layers cast their input to their own dtype policy (float32), so the towers would
+    # compute in float32 under a mixed-precision flag; that is refused, not silently done.
+    with tf.Graph().as_default():
+        tower_fn = mixed_precision_tower(classifier_tower(SharedModel(small_convnet)))
+        with pytest.raises(towers.TowersError, match='computed no loss in float16.*Keras'):
+            towers.build_towers(tower_fn, image_batch(), ['/cpu:0'],
+                                tf.train.GradientDescentOptimizer(0.1), ps_device=PS_DEVICE)

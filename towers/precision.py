@@ -24,6 +24,7 @@ this mode).
     optimizer = LossScaleOptimizer(recipe.optimizer(learning_rate))
 """
 from towers.compat import tf
+from towers.errors import TowersError
 
 COMPUTE_DTYPE = tf.float16
 MASTER_DTYPE = tf.float32
@@ -49,7 +50,13 @@ def mixed_precision_tower(tower_fn):
         with tf.variable_scope(tf.get_variable_scope(), custom_getter=_float32_master,
                                auxiliary_name_scope=False):
             outputs = tower_fn(tf.nest.map_structure(_compute_dtype, shard))
-        _losses_in_float32(scope + '/' if scope else '')
+        if not _losses_in_float32(scope + '/' if scope else ''):
+            raise TowersError(
+                'mixed precision: tower %r computed no loss in float16, so its layers did not '
+                'follow the float16 input (a Keras model computes in its own dtype policy, '
+                'float32); mixed precision needs a network built with tf.get_variable '
+                '(tf-slim, tf.layers, variable scopes): train this model in float32'
+                % (scope or 'tower'))
         return outputs
     return tower
 
@@ -71,11 +78,15 @@ def _float32_master(getter, *args, **kwargs):
 def _losses_in_float32(scope):
     # The tower sums the `losses` collection under its scope; float16 terms next to float32 ones
     # (regularisation of the master weights) could not be added, and their sum would round.
+    # Returns how many float16 losses it cast.
     losses = tf.get_collection_ref(tf.GraphKeys.LOSSES)
+    cast = 0
     for i, loss in enumerate(losses):
         if loss.dtype.base_dtype == COMPUTE_DTYPE and loss.name.startswith(scope):
             with tf.name_scope(loss.op.name + '/'):
                 losses[i] = tf.cast(loss, MASTER_DTYPE, name='float32')
+            cast += 1
+    return cast
 
 
 def _scaled(grad, factor):
