@@ -34,10 +34,7 @@ def _parse_args(argv):
     parser.add_argument('--data_dir', type=flags.data_dir, default='/tmp/cifar10_data',
                         help='Path to the CIFAR-10 data directory.')
     parser.add_boolean('use_fp16', False, 'Train the model using fp16.')
-    flags.add_checkpoint_flags(parser)
-    flags.add_device_flags(parser)
-    flags.add_mode_flags(parser, use_fp16=False)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser, use_fp16=False)
     return parser.parse_args(argv)
 
 
@@ -51,7 +48,7 @@ def main(argv):
             Cifar10Recipe(args.batch_size),
             lambda: cifar10_input.distorted_inputs(batches_dir, global_batch, args.use_fp16),
             setup, role, args.train_dir, args.max_steps, examples_per_step=global_batch,
-            mode=flags.mode_from_flags(args), **flags.checkpoint_options(args))
+            **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

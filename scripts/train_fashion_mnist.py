@@ -30,10 +30,7 @@ def _parse_args(argv):
                         help='Number of batches to run (default: from --epochs).')
     parser.add_argument('--batch_size', type=flags.positive_int, default=fashion_mnist.BATCH_SIZE,
                         help='Number of images to process in a batch (per tower).')
-    flags.add_checkpoint_flags(parser)
-    flags.add_device_flags(parser)
-    flags.add_mode_flags(parser)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -47,8 +44,7 @@ def main(argv):
                                                               global_batch)
         return towers.fit(FashionMnistRecipe(), lambda: reader.train_input(split, global_batch),
                           setup, role, args.train_dir, max_steps,
-                          examples_per_step=global_batch, mode=flags.mode_from_flags(args),
-                          **flags.checkpoint_options(args))
+                          examples_per_step=global_batch, **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

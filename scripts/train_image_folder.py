@@ -27,7 +27,7 @@ DEFAULT_EPOCHS = 5
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    flags.add_device_flags(parser)
+    flags.add_training_flags(parser)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding train/<class>/*.jpeg (and test/), e.g. '
                              'OCT2017. Default: the generated set in %s, written if missing.'
@@ -57,9 +57,6 @@ def parse_args(argv):
                              'training images.')
     length.add_argument('--max_steps', type=flags.positive_int, default=None,
                         help='Train until this global step (instead of --epochs).')
-    flags.add_checkpoint_flags(parser)
-    flags.add_mode_flags(parser)
-    flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -82,7 +79,7 @@ def main(argv):
             Vgg16TransferRecipe(network, args.learning_rate),
             lambda: reader.training_inputs(split, args.image_size, global_batch),
             setup, role, args.train_dir, max_steps, global_batch,
-            mode=flags.mode_from_flags(args), **flags.checkpoint_options(args))
+            **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

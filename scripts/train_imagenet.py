@@ -59,10 +59,7 @@ def _parse_args(argv):
     parser.add_argument('--momentum', type=flags.non_negative_float,
                         default=resnet_recipe.MOMENTUM, help='Momentum of the SGD.')
     parser.add_boolean('nesterov', False, 'Use Nesterov momentum.')
-    flags.add_checkpoint_flags(parser)
-    flags.add_device_flags(parser)
-    flags.add_mode_flags(parser)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -85,8 +82,7 @@ def main(argv):
             return towers.fit(
                 recipe, lambda: reader.train_inputs(source, global_batch, args.image_size),
                 setup, role, args.train_dir, args.max_steps or schedule.total_steps,
-                examples_per_step=global_batch, mode=flags.mode_from_flags(args),
-                **flags.checkpoint_options(args))
+                examples_per_step=global_batch, **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

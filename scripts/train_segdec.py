@@ -21,8 +21,7 @@ log = logging.getLogger('train_segdec')
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    flags.add_device_flags(parser)
-    flags.add_mode_flags(parser)
+    flags.add_training_flags(parser, save_checkpoint_steps=200)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
@@ -68,8 +67,6 @@ def parse_args(argv):
     parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
                         help='Odd side of the square that dilates the masks (1: none).')
     parser.add_argument('--seed', type=int, default=0, help='Order of the training images.')
-    flags.add_checkpoint_flags(parser, save_checkpoint_steps=200)
-    flags.add_cluster_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -97,8 +94,7 @@ def main(argv):
                 lambda: kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
                                                        args.seed),
                 setup, role, args.train_dir, end_step, global_batch, objective=objective,
-                mode=flags.mode_from_flags(args),
-                **flags.checkpoint_options(args))
+                **flags.fit_options(args))
             if result.interrupted:
                 break
         return result

@@ -28,7 +28,7 @@ def parse_args(argv):
                         default=['unet', 'linknet', 'fpn'],
                         help='Comma-separated models to train side by side, among %s '
                              '(default unet,linknet,fpn).' % ', '.join(architectures.names()))
-    flags.add_device_flags(parser)
+    flags.add_training_flags(parser, cluster=False, save_checkpoint_steps=500)
     parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder',
                         help='folder: train/images/NAME.png|jpg with train/masks/NAME.png; '
                              'kolektor: KolektorSDD (folders kos01..kos50).')
@@ -51,8 +51,6 @@ def parse_args(argv):
     parser.add_argument('--seed', type=int, default=0, help='Order and flips of the images.')
     parser.add_argument('--log_every_n_steps', type=flags.positive_int, default=10)
     parser.add_argument('--save_summaries_steps', type=flags.positive_int, default=10)
-    flags.add_checkpoint_flags(parser, save_checkpoint_steps=500)
-    flags.add_mode_flags(parser)
     return parser.parse_args(argv)
 
 
@@ -73,7 +71,7 @@ def main(argv):
         lambda: inputs.training_inputs(data, global_batch, args.seed), setup, args.train_dir,
         max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
         save_summaries_steps=args.save_summaries_steps,
-        mode=flags.mode_from_flags(args), **flags.checkpoint_options(args))
+        **flags.fit_options(args))
     return EXIT_INTERRUPTED if result.interrupted else 0
 
 

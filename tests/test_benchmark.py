@@ -293,6 +293,14 @@ def test_no_mode_is_named_fastest_when_the_spread_covers_the_towers():
         'fastest at 2 devices: no mode is faster than (b) towers')
 
 
+def test_a_mode_ahead_by_less_than_the_minimum_gain_is_not_named_fastest():
+    rows = rows_timed_in_turns({'towers': [100.0] * 5,
+                                'replicated': [100.5, 101.0, 101.0, 102.0, 104.0]})
+    assert report.format_modes(rows).splitlines()[-1] == (
+        'fastest at 2 devices: no mode is faster than (b) towers (parameter server, float32, '
+        'no XLA) by 2% beyond the spread of the rounds')
+
+
 def small_net_entry(tower_fn=functools.partial(small_net.tower_fn, weight_decay=0)):
     """A registry entry of the small net of the mode tests (without the regulariser, which
     MirroredStrategy's row refuses), its batch held in memory."""

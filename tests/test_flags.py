@@ -3,7 +3,7 @@ import argparse
 
 import pytest
 
-from towers import flags
+from towers import flags, modes
 
 
 def parser():
@@ -115,3 +115,29 @@ def test_checkpoint_flags_give_the_training_loop_its_intervals():
         'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 200}
     assert flags.checkpoint_options(parser.parse_args(['--save_checkpoint_secs=30'])) == {
         'save_checkpoint_secs': 30.0, 'save_checkpoint_steps': 200}
+
+
+def test_training_flags_give_fit_the_mode_and_the_checkpoint_cadence():
+    parser = flags.FlagParser()
+    flags.add_training_flags(parser)
+    options = flags.fit_options(parser.parse_args(['--variable_update', 'replicated', '--xla',
+                                                   '--use_fp16', '--save_checkpoint_steps=5']))
+    assert options == {'mode': modes.Mode(modes.REPLICATED, xla=True, mixed_precision=True),
+                       'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 5}
+    assert flags.fit_options(parser.parse_args([]))['mode'] == modes.Mode()
+
+
+def test_a_scripts_own_use_fp16_keeps_its_meaning_beside_mixed_precision():
+    parser = flags.FlagParser()
+    parser.add_boolean('use_fp16', False, 'Train the model using fp16.')   # the tutorial's
+    flags.add_training_flags(parser, use_fp16=False)
+    args = parser.parse_args(['--use_fp16'])
+    assert args.use_fp16 and flags.mode_from_flags(args) == modes.Mode()
+    assert flags.mode_from_flags(parser.parse_args(['--mixed_precision'])).mixed_precision
+
+
+def test_training_flags_without_a_cluster_take_no_cluster_flag():
+    parser = flags.FlagParser()
+    flags.add_training_flags(parser, cluster=False)
+    with pytest.raises(flags.FlagError, match='job_name'):
+        parser.parse_args(['--job_name', 'worker'])

@@ -306,6 +306,29 @@ def checkpoint_options(args):
             'save_checkpoint_steps': args.save_checkpoint_steps}
 
 
+def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None):
+    """Adds every training script's common flags: devices (`add_device_flags`), performance
+    modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`) and, with `cluster`,
+    the cluster (`add_cluster_flags`).
+
+    Args:
+      parser: a `FlagParser`.
+      cluster: whether the script trains as one task of a cluster too.
+      use_fp16, save_checkpoint_steps: as for `add_mode_flags` and `add_checkpoint_flags`.
+    """
+    add_device_flags(parser)
+    add_mode_flags(parser, use_fp16=use_fp16)
+    add_checkpoint_flags(parser, save_checkpoint_steps)
+    if cluster:
+        add_cluster_flags(parser)
+
+
+def fit_options(args):
+    """The `towers.fit` arguments of `add_training_flags`' mode and checkpoint flags:
+    `towers.fit(..., **flags.fit_options(args))`."""
+    return dict(checkpoint_options(args), mode=mode_from_flags(args))
+
+
 def add_cluster_flags(parser):
     """Adds the TF1 distributed flags: --job_name, --task_index, --ps_hosts, --worker_hosts,
     --sync_replicas (and --nosync_replicas); and how long stopping and a lost parameter server
