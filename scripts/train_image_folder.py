@@ -7,7 +7,8 @@ The model is Keras' VGG16 without its top, frozen but for its last four layers, 
 softmax classifier (see `models.vgg16_transfer`), trained with Adam on `--image_size` squares of
 the images of `--data_dir`/train, labelled by their folders. VGG16 starts from random values
 unless `--weights` names a Keras HDF5 file of its weights (e.g. ImageNet's). Without --data_dir
-a generated OCT2017-format set is used (written on first use). `--train_dir` records the classes
+a generated OCT2017-format set is used (written on first use). Each tower is compiled with XLA
+(measured faster on CPUs; `--noxla` turns it off). `--train_dir` records the classes
 and image size for resuming and for `scripts/eval_image_folder.py`. With `--job_name`,
 `--task_index`, `--ps_hosts` and `--worker_hosts` it is one task of a cluster.
 """
@@ -17,7 +18,7 @@ import math
 import towers
 from models.datasets.image_folder import reader, synthetic
 from models.vgg16_transfer import model as vgg16_transfer
-from models.vgg16_transfer.recipe import LEARNING_RATE, Vgg16TransferRecipe
+from models.vgg16_transfer.recipe import DEFAULT_MODE, LEARNING_RATE, Vgg16TransferRecipe
 from towers import cli, cluster, flags
 
 log = logging.getLogger('train_image_folder')
@@ -27,7 +28,7 @@ DEFAULT_EPOCHS = 5
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    flags.add_training_flags(parser)
+    flags.add_training_flags(parser, mode=DEFAULT_MODE)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding train/<class>/*.jpeg (and test/), e.g. '
                              'OCT2017. Default: the generated set in %s, written if missing.'

@@ -306,7 +306,8 @@ def checkpoint_options(args):
             'save_checkpoint_steps': args.save_checkpoint_steps}
 
 
-def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None):
+def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None,
+                       mode=modes.Mode()):
     """Adds every training script's common flags: devices (`add_device_flags`), performance
     modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`) and, with `cluster`,
     the cluster (`add_cluster_flags`).
@@ -315,9 +316,10 @@ def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_step
       parser: a `FlagParser`.
       cluster: whether the script trains as one task of a cluster too.
       use_fp16, save_checkpoint_steps: as for `add_mode_flags` and `add_checkpoint_flags`.
+      mode: the model's default `towers.Mode` (the fastest its benchmark measured).
     """
     add_device_flags(parser)
-    add_mode_flags(parser, use_fp16=use_fp16)
+    add_mode_flags(parser, mode, use_fp16=use_fp16)
     add_checkpoint_flags(parser, save_checkpoint_steps)
     if cluster:
         add_cluster_flags(parser)
