@@ -32,7 +32,9 @@ from the chief's newest checkpoint.
 """
 import argparse
 import contextlib
+import faulthandler
 import logging
+import sys
 import os
 import socket
 import threading
@@ -51,6 +53,9 @@ WORKER_JOB = flags.WORKER_JOB
 # How often a worker checks that the parameter servers still answer (more often when
 # --ps_timeout_secs is short).
 PS_PROBE_SECS = 5.0
+# How much longer than --ps_timeout_secs a watch that cannot run may stay silent before
+# faulthandler ends the process (see `ParameterServerWatch`).
+BACKSTOP_SECS = 30.0
 # Aborted runs in a row after which a parameter server takes the error for a real one.
 ABORTED_RETRIES = 3
 
@@ -425,6 +430,11 @@ class ParameterServerWatch:
     (`towers.cli.exit_now`), whatever the main thread is blocked in. A server that never
     answered is still starting, as far as the watch knows. Restarted, the job resumes from the
     chief's newest checkpoint.
+
+    The thread needs Python's interpreter lock, which a call into TensorFlow that blocks without
+    releasing it would keep from it. As a last resort every answer re-arms `faulthandler`'s
+    timer, which runs without the lock: a watch silent for `timeout_secs + BACKSTOP_SECS` dumps
+    every thread's stack to stderr (where the process was stuck) and exits with status 1.
     """
 
     def __init__(self, addresses, timeout_secs, who):
@@ -449,6 +459,7 @@ class ParameterServerWatch:
     def __exit__(self, *exc_info):
         self._done.set()
         self._thread.join()
+        faulthandler.cancel_dump_traceback_later()
 
     def _watch(self):
         last_answer = {}
@@ -458,6 +469,9 @@ class ParameterServerWatch:
                 now = time.monotonic()
                 if failure is None:
                     last_answer[task] = now
+                    if not self._done.is_set():
+                        faulthandler.dump_traceback_later(self._timeout + BACKSTOP_SECS,
+                                                          exit=True, file=sys.stderr)
                 elif task in last_answer and now - last_answer[task] >= self._timeout:
                     cli.exit_now('lost parameter server ps %d at %s: no answer for %.0f s (%s); '
                                  '%s stops. Restart the job: the chief resumes from its newest '
