@@ -16,8 +16,7 @@ import math
 
 import towers
 from models.segmentation import architectures, inputs, recipe
-from towers import cli, flags, side_by_side
-from towers.errors import EXIT_INTERRUPTED
+from towers import cli, flags, preemption, side_by_side
 
 log = logging.getLogger('train_side_by_side')
 
@@ -66,13 +65,14 @@ def main(argv):
     setup = towers.configure_devices(args.num_gpus, args.log_device_placement,
                                      intra_op_threads=args.intra_op_threads,
                                      inter_op_threads=args.inter_op_threads)
-    result = side_by_side.fit(
-        recipe.side_by_side(args.models, args.learning_rate),
-        lambda: inputs.training_inputs(data, global_batch, args.seed), setup, args.train_dir,
-        max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
-        save_summaries_steps=args.save_summaries_steps,
-        **flags.fit_options(args))
-    return EXIT_INTERRUPTED if result.interrupted else 0
+    # SIGTERM or SIGINT ends the step, writes a checkpoint and exits 143 or 130.
+    with preemption.stop_signals() as stop:
+        side_by_side.fit(
+            recipe.side_by_side(args.models, args.learning_rate),
+            lambda: inputs.training_inputs(data, global_batch, args.seed), setup,
+            args.train_dir, max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
+            save_summaries_steps=args.save_summaries_steps, **flags.fit_options(args))
+    return stop.exit_status if stop.requested else 0
 
 
 if __name__ == '__main__':
