@@ -7,7 +7,6 @@ file where it knows it); and last an `OSError` with the path it concerns, a full
 """
 import errno
 import logging
-import os
 import sys
 
 from towers.compat import UnsupportedEnvironmentError, tf
@@ -56,12 +55,3 @@ def describe(err):
     return str(err)
 
 
-def exit_now(message, status):
-    """Prints `error: message` and ends the process at once, from any thread.
-
-    For a process whose main thread is blocked inside TensorFlow, which would never return to
-    raise an error; nothing else runs on the way out (no `finally`, no `atexit`).
-    """
-    print('error: %s' % message, file=sys.stderr, flush=True)
-    sys.stdout.flush()
-    os._exit(status)

@@ -32,18 +32,17 @@ from the chief's newest checkpoint.
 """
 import argparse
 import contextlib
-import faulthandler
 import logging
+import subprocess
 import sys
 import os
-import socket
 import threading
 import time
 
-from towers import cli, flags, modes, preemption, tf_config
+from towers import flags, modes, preemption, tf_config
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
-from towers.errors import EXIT_ERROR, TowersError
+from towers.errors import TowersError
 from towers.hooks import CloseSessionOnStopHook
 
 log = logging.getLogger(__name__)
@@ -53,9 +52,6 @@ WORKER_JOB = flags.WORKER_JOB
 # How often a worker checks that the parameter servers still answer (more often when
 # --ps_timeout_secs is short).
 PS_PROBE_SECS = 5.0
-# How much longer than --ps_timeout_secs a watch that cannot run may stay silent before
-# faulthandler ends the process (see `ParameterServerWatch`).
-BACKSTOP_SECS = 30.0
 # Aborted runs in a row after which a parameter server takes the error for a real one.
 ABORTED_RETRIES = 3
 
@@ -423,18 +419,13 @@ class ParameterServerWatch:
     """Ends this worker when a parameter server it has reached answers no more.
 
     When a parameter server dies, TensorFlow's session recovery waits for it to come back, over
-    and over, so without this every worker would hang. In a `with` block, a thread connects to
-    each parameter server's address every `probe_secs` (a TCP connect, which the gRPC server
-    accepts and forgets); once one that answered before has not answered for `timeout_secs`,
-    it prints one `error:` line naming the lost task and ends the process at once
-    (`towers.cli.exit_now`), whatever the main thread is blocked in. A server that never
-    answered is still starting, as far as the watch knows. Restarted, the job resumes from the
-    chief's newest checkpoint.
-
-    The thread needs Python's interpreter lock, which a call into TensorFlow that blocks without
-    releasing it would keep from it. As a last resort every answer re-arms `faulthandler`'s
-    timer, which runs without the lock: a watch silent for `timeout_secs + BACKSTOP_SECS` dumps
-    every thread's stack to stderr (where the process was stuck) and exits with status 1.
+    and over, so without this every worker would hang. In a `with` block, a process of its own
+    (`towers/ps_watchdog.py`) connects to each parameter server's address every `probe_secs`;
+    once one that answered before has not answered for `timeout_secs`, it prints one `error:`
+    line naming the lost task and kills this worker, whatever it is blocked in: a thread of
+    this process would not do, since the recovery can block inside TensorFlow holding the
+    interpreter lock. A server that never answered is still starting, as far as the watch
+    knows. Restarted, the job resumes from the chief's newest checkpoint.
     """
 
     def __init__(self, addresses, timeout_secs, who):
@@ -447,46 +438,19 @@ class ParameterServerWatch:
         self._timeout = timeout_secs
         self._who = who
         self.probe_secs = min(PS_PROBE_SECS, timeout_secs / 3)
-        self._done = threading.Event()
-        self._thread = None
+        self._process = None
 
     def __enter__(self):
-        self._thread = threading.Thread(target=self._watch, name='watch_parameter_servers',
-                                        daemon=True)
-        self._thread.start()
+        self._process = subprocess.Popen(
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                          'ps_watchdog.py'),
+             str(os.getpid()), repr(self._timeout), repr(self.probe_secs), self._who]
+            + list(self._addresses), stdin=subprocess.DEVNULL)
         return self
 
     def __exit__(self, *exc_info):
-        self._done.set()
-        self._thread.join()
-        faulthandler.cancel_dump_traceback_later()
-
-    def _watch(self):
-        last_answer = {}
-        while not self._done.wait(self.probe_secs):
-            for task, address in enumerate(self._addresses):
-                failure = _probe(address, self.probe_secs)
-                now = time.monotonic()
-                if failure is None:
-                    last_answer[task] = now
-                    if not self._done.is_set():
-                        faulthandler.dump_traceback_later(self._timeout + BACKSTOP_SECS,
-                                                          exit=True, file=sys.stderr)
-                elif task in last_answer and now - last_answer[task] >= self._timeout:
-                    cli.exit_now('lost parameter server ps %d at %s: no answer for %.0f s (%s); '
-                                 '%s stops. Restart the job: the chief resumes from its newest '
-                                 'checkpoint' % (task, address, now - last_answer[task], failure,
-                                                 self._who), EXIT_ERROR)
-
-
-def _probe(address, timeout_secs):
-    """None when a TCP connection to 'host:port' opens within `timeout_secs`, else why not."""
-    host, port = address.rsplit(':', 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout_secs):
-            return None
-    except OSError as err:
-        return err.strerror or str(err)
+        self._process.terminate()
+        self._process.wait()
 
 
 def run_task(args, work):
