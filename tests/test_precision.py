@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import small_net
+import towers
 from towers.compat import tf
 from towers.modes import Mode
 from towers.precision import LossScaleOptimizer
@@ -78,3 +79,33 @@ def test_the_loss_scale_doubles_after_growth_interval_finite_steps():
             session.run(step, {x: 1.0})
             scales.append(session.run(loss_scale))
     assert scales == [1024.0, 1024.0, 2048.0, 2048.0, 2048.0, 4096.0, 4096.0]
+
+
+class GradientHistogramRecipe(small_net.SmallRecipe):
+    """The small net with the CIFAR-10 tutorial's histograms of the averaged gradients."""
+
+    def summaries(self, replicated, learning_rate):
+        return [tf.summary.histogram(var.op.name + '/gradients', grad)
+                for grad, var in replicated.grads['total']]
+
+
+@pytest.mark.parametrize('variable_update', ['parameter_server', 'replicated'])
+def test_a_skipped_step_shows_zero_gradients_in_the_recipes_summaries(variable_update):
+    # An image of 1e4 overflows the float16 logits: the gradients are not finite, the step is
+    # skipped, and the tutorial's gradient histograms must not stop the run.
+    images, labels = small_net.batch(4)
+    images[0] = 1e4
+    setup = towers.configure_devices(2)
+    training = towers.assemble(GradientHistogramRecipe(),
+                               lambda: (tf.constant(images), tf.constant(labels)), setup,
+                               mode=Mode(variable_update, mixed_precision=True))
+    with tf.train.SingularMonitoredSession(config=setup.config) as session:
+        before = {v.op.name: session.run(v) for v in tf.trainable_variables()}
+        _, summary = session.run([training.train_ops['total'], training.summary_op])
+        after = {v.op.name: session.run(v) for v in tf.trainable_variables()}
+    event = tf.Summary.FromString(summary)
+    histograms = {value.tag: value.histo for value in event.value if value.HasField('histo')}
+    assert set(histograms) == {name + '/gradients' for name in before}
+    assert all(h.min == h.max == 0 for h in histograms.values())
+    for name, value in before.items():
+        np.testing.assert_array_equal(after[name], value)

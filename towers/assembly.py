@@ -23,7 +23,7 @@ from towers import modes, precision, training as training_loop
 from towers.cluster import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replicate import TOTAL, build_towers
+from towers.replicate import TOTAL, Replicated, build_towers
 from towers.replicated import build_replicated
 
 log = logging.getLogger(__name__)
@@ -150,13 +150,23 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
     with tf.device(setup.ps_device):
         summaries = list(replicated.summaries)
         summaries.append(tf.summary.scalar('learning_rate', learning_rate))
-        summaries += recipe.summaries(replicated, learning_rate)
+        summaries += recipe.summaries(_as_summarized(replicated, mode), learning_rate)
         extra_ops = role.once_per_step(recipe.once_per_step_ops(global_step))
         train_ops = {name: replicated.train_op(name, global_step, extra_ops=extra_ops)
                      for name in names}
     losses = {name: replicated.objective_loss(name) for name in names}
     return Training(train_ops, losses, global_step, learning_rate, replicated,
                     tf.summary.merge(summaries))
+
+
+def _as_summarized(replicated, mode):
+    """`replicated` as a recipe's summaries see it: with mixed precision, the gradients of a
+    step the loss scale skips (not finite) show as zeros."""
+    if not mode.mixed_precision:
+        return replicated
+    grads = {name: precision.summarized_gradients(pairs)
+             for name, pairs in replicated.grads.items()}
+    return Replicated(*replicated)._replace(grads=grads)
 
 
 def _tower_function(tower_fn, mode):

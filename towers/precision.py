@@ -89,6 +89,29 @@ def _losses_in_float32(scope):
     return cast
 
 
+def summarized_gradients(grads_and_vars):
+    """The (gradient, variable) pairs as summaries should show them: the gradients the step
+    applies, zeros on a step the loss scale skips.
+
+    The gradients of a skipped step are not finite; a histogram summary of them stops the run
+    ("Infinity in Histogram"), and they update nothing.
+    """
+    grads_and_vars = list(grads_and_vars)
+    present = [g for g, _ in grads_and_vars if g is not None]
+    if not present:
+        return grads_and_vars
+    finite = _all_finite(present)
+
+    def shown(grad):
+        if grad is None:
+            return None
+        if isinstance(grad, tf.IndexedSlices):
+            return tf.IndexedSlices(tf.where(finite, grad.values, tf.zeros_like(grad.values)),
+                                    grad.indices, grad.dense_shape)
+        return tf.where(finite, grad, tf.zeros_like(grad))
+    return [(shown(g), v) for g, v in grads_and_vars]
+
+
 def _scaled(grad, factor):
     if isinstance(grad, tf.IndexedSlices):
         return tf.IndexedSlices(grad.values * tf.cast(factor, grad.values.dtype), grad.indices,
