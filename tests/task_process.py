@@ -68,8 +68,13 @@ class Task:
             return ''.join(self.lines)
 
     def output(self):
+        """The last 40 lines, after the earlier lines that tell what went wrong: `error:`
+        lines, warnings and tracebacks' last lines."""
         with self._changed:
-            return ''.join(self.lines[-40:])
+            earlier = [line for line in self.lines[:-40]
+                       if re.search(r'error|Error|WARNING|Traceback', line)]
+            shown = earlier[-20:] + (['...\n'] if earlier else []) + self.lines[-40:]
+            return ''.join(shown)
 
     def kill(self):
         """Kills the process if it still runs (cleanup at the end of a test)."""

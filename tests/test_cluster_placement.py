@@ -93,6 +93,14 @@ def test_asynchronous_workers_keep_the_optimizer_and_need_no_hooks():
     assert worker.hooks == []
 
 
+def test_while_watching_the_parameter_servers_a_worker_tells_the_watch_of_each_session():
+    worker = cluster.Worker(SPEC, 1, sync=False)
+    with worker.watch_parameter_servers(60.0):
+        hook_types = [type(h).__name__ for h in worker.hooks]
+    assert hook_types == ['_ReachedHook']
+    assert worker.hooks == []
+
+
 def test_only_the_chief_closes_its_session_on_stop():
     hook_types = {}
     for index in (0, 1):

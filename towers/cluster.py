@@ -303,6 +303,7 @@ class Worker:
         self._server = None
         self._config = None
         self._optimizer = None
+        self._watch = None
 
     @property
     def is_chief(self):
@@ -373,24 +374,35 @@ class Worker:
 
     @property
     def hooks(self):
-        """The session hooks `towers.train` must run on this worker."""
+        """The session hooks `towers.train` must run on this worker: the synchronous
+        replicas' hooks, and the one telling the parameter-server watch (inside
+        `watch_parameter_servers`) that the session reached the servers."""
+        hooks = [] if self._watch is None else [self._watch.hook()]
         if not self.sync:
-            return []
+            return hooks
         if self._optimizer is None:
             raise TowersError('--sync_replicas needs the optimizer from wrap_optimizer; pass '
                               'the optimizer through Worker.wrap_optimizer before training')
         # No tokens up front: each worker may start step s+1 only once the update of step s
         # is made, so every update holds exactly one gradient from each worker.
-        hooks = [self._optimizer.make_session_run_hook(self.is_chief, num_tokens=0)]
+        hooks.append(self._optimizer.make_session_run_hook(self.is_chief, num_tokens=0))
         if self.is_chief:
             hooks.append(CloseSessionOnStopHook())
         return hooks
 
+    @contextlib.contextmanager
     def watch_parameter_servers(self, timeout_secs):
-        """A `ParameterServerWatch` of this cluster's parameter servers, for a `with` block."""
-        return ParameterServerWatch(
+        """A `ParameterServerWatch` of this cluster's parameter servers while the block runs;
+        `hooks` include its hook meanwhile."""
+        watch = ParameterServerWatch(
             [self._spec.task_address(PS_JOB, i) for i in range(self.num_ps)], timeout_secs,
             'worker %d' % self.task_index)
+        with watch:
+            self._watch = watch
+            try:
+                yield watch
+            finally:
+                self._watch = None
 
     def finish(self, stopped=False):
         """Tells every parameter server that this worker is done; call after training.
@@ -424,8 +436,10 @@ class ParameterServerWatch:
     once one that answered before has not answered for `timeout_secs`, it prints one `error:`
     line naming the lost task and kills this worker, whatever it is blocked in: a thread of
     this process would not do, since the recovery can block inside TensorFlow holding the
-    interpreter lock. A server that never answered is still starting, as far as the watch
-    knows. Restarted, the job resumes from the chief's newest checkpoint.
+    interpreter lock. A server answers a probe, or through `reached` (the worker's `hook`
+    calls it when a session is created), so that one lost before the first probe is caught;
+    one that never answered is still starting, as far as the watch knows. Restarted, the job
+    resumes from the chief's newest checkpoint.
     """
 
     def __init__(self, addresses, timeout_secs, who):
@@ -445,12 +459,35 @@ class ParameterServerWatch:
             [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                           'ps_watchdog.py'),
              str(os.getpid()), repr(self._timeout), repr(self.probe_secs), self._who]
-            + list(self._addresses), stdin=subprocess.DEVNULL)
+            + list(self._addresses), stdin=subprocess.PIPE)
         return self
 
     def __exit__(self, *exc_info):
         self._process.terminate()
         self._process.wait()
+        self._process.stdin.close()
+
+    def reached(self):
+        """Tells the watch that this worker has just reached every parameter server (a
+        session was created): each counts as answering now, even one that dies before the
+        watch's next probe."""
+        try:
+            self._process.stdin.write(b'reached\n')
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass   # the watch has ended
+
+    def hook(self):
+        """A session hook that calls `reached` whenever a session is created."""
+        return _ReachedHook(self.reached)
+
+
+class _ReachedHook(tf.train.SessionRunHook):
+    def __init__(self, reached):
+        self._reached = reached
+
+    def after_create_session(self, session, coord):
+        self._reached()
 
 
 def run_task(args, work):

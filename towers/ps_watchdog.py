@@ -8,14 +8,20 @@ not do this job: when a parameter server dies, the worker's session recovery can
 TensorFlow while holding Python's interpreter lock (seen: `Session._extend_graph` of a chief
 restoring its checkpoint), and no other thread of that process runs again. This process runs
 the file directly (it imports neither TensorFlow nor the `towers` package), connects to each
-parameter server every PROBE_SECS (a TCP connect, which the gRPC server accepts and forgets),
-and once one that answered before has not answered for TIMEOUT_SECS, writes one `error:` line
-naming the lost task to the stderr it shares with the worker and kills the worker (SIGKILL:
-nothing in it may still run). A server that never answered is still starting, as far as it
-knows. It leaves when the worker is gone, and ignores SIGINT (a terminal's Ctrl-C reaches the
-whole process group; the worker stops cleanly and ends it).
+parameter server at once and then every PROBE_SECS (a TCP connect, which the gRPC server accepts
+and forgets), and once one that answered before has not answered for TIMEOUT_SECS, writes one
+`error:` line naming the lost task to the stderr it shares with the worker and kills the worker
+(SIGKILL: nothing in it may still run).
+
+A server answers either to a probe or through the worker: a line `reached` on this process's
+standard input, which the worker writes once its session is created (a created session has
+reached every parameter server). A server that dies before any probe of it (a worker can be 25
+steps in less than a probe interval) is lost all the same. A server that never answered is
+still starting, as far as it knows. It leaves when the worker is gone, and ignores SIGINT (a
+terminal's Ctrl-C reaches the whole process group; the worker stops cleanly and ends it).
 """
 import os
+import select
 import signal
 import socket
 import sys
@@ -59,13 +65,16 @@ def _targets(host, port):
     return sorted(targets, key=lambda target: target[0] != socket.AF_INET6)
 
 
-def watch(parent, timeout_secs, probe_secs, who, addresses):
-    """Probes `addresses` until `parent` is gone or a server is lost (then kills `parent`)."""
+def watch(parent, timeout_secs, probe_secs, who, addresses, words=None):
+    """Probes `addresses` until `parent` is gone or a server is lost (then kills `parent`).
+
+    Args:
+      parent: the worker's process id.
+      timeout_secs, probe_secs, who, addresses: as on the command line.
+      words: a file descriptor on which the worker writes `reached` lines, or None.
+    """
     last_answer = {}
     while True:
-        time.sleep(probe_secs)
-        if os.getppid() != parent:
-            return
         for task, address in enumerate(addresses):
             failure = probe(address, probe_secs)
             now = time.monotonic()
@@ -76,12 +85,33 @@ def watch(parent, timeout_secs, probe_secs, who, addresses):
                       file=sys.stderr, flush=True)
                 os.kill(parent, signal.SIGKILL)
                 return
+        words = _wait_for_words(words, probe_secs, last_answer, len(addresses))
+        if os.getppid() != parent:
+            return
+
+
+def _wait_for_words(words, secs, last_answer, num_servers):
+    """Waits `secs`, taking the worker's `reached` lines meanwhile; returns `words`, or None
+    once it has ended (the worker closed it, or it was never a pipe)."""
+    end = time.monotonic() + secs
+    while words is not None and time.monotonic() < end:
+        ready, _, _ = select.select([words], [], [], max(0.0, end - time.monotonic()))
+        if not ready:
+            break
+        data = os.read(words, 4096)
+        if not data:
+            words = None
+        elif b'reached' in data:
+            now = time.monotonic()
+            last_answer.update((task, now) for task in range(num_servers))
+    time.sleep(max(0.0, end - time.monotonic()))
+    return words
 
 
 def main(argv):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent, timeout_secs, probe_secs, who = int(argv[1]), float(argv[2]), float(argv[3]), argv[4]
-    watch(parent, timeout_secs, probe_secs, who, argv[5:])
+    watch(parent, timeout_secs, probe_secs, who, argv[5:], words=sys.stdin.fileno())
     return 0
 
 
