@@ -1,22 +1,12 @@
 """The CIFAR-10 scripts end to end on tiny settings: make data, train on 2 towers, evaluate."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
+from script_runs import LOG_LINE, run_script
 from towers.compat import tf
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d '
-                      r'\(\d+\.\d examples/sec; \d+\.\d\d\d sec/batch\)$', re.MULTILINE)
-
-
-def run_script(name, *args):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
 def train(data_dir, train_dir, max_steps, *flags):

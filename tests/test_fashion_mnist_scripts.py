@@ -2,22 +2,12 @@
 import json
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from models.datasets.fashion_mnist import reader
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d '
-                      r'\(\d+\.\d examples/sec; \d+\.\d\d\d sec/batch\)$', re.MULTILINE)
-
-
-def run_script(name, *args):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+from script_runs import LOG_LINE, run_script
 
 
 def train(data_dir, train_dir, *flags):

@@ -2,20 +2,13 @@
 bad input stopping with one error line."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from models.datasets.image_folder import synthetic
+from script_runs import run_script
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LABELS = ['NORMAL', 'CNV', 'DME', 'DRUSEN']
-
-
-def run_script(name, *args):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
 def train(data_dir, train_dir, *flags):

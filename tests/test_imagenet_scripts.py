@@ -4,26 +4,19 @@ import json
 import math
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from models.datasets.imagenet import reader, synthetic
+from script_runs import run_script
 from towers.compat import tf
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
 # 16 training images in global batches of 4: 4 steps per epoch; a warmup of 2 steps, then a
 # cosine to step 8.
 TRAIN_FLAGS = ['--image_size', '32', '--epochs', '2', '--warmup_epochs', '0.5',
                '--learning_rate', '0.01']
-
-
-def run_script(name, *args):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope='module')
