@@ -48,11 +48,12 @@ def main(argv):
     data_dir = args.data_dir or synthetic.ensure_default_dataset()
     split = reader.list_split(data_dir, args.split, classes)
     network = vgg16_transfer.Vgg16Transfer(len(classes), image_size)
-    probabilities = evaluation.restore_and_predict(
-        lambda paths: {'probabilities': network(reader.decode_images(paths, image_size),
-                                                training=False)},
-        checkpoint, np.array([path.encode() for path in split.paths]), args.batch_size,
-        configure_devices(1).config)['probabilities']
+    with reader.reporting_undecodable(split.paths):
+        probabilities = evaluation.restore_and_predict(
+            lambda paths: {'probabilities': network(reader.decode_images(paths, image_size),
+                                                    training=False)},
+            checkpoint, np.array([path.encode() for path in split.paths]), args.batch_size,
+            configure_devices(1).config)['probabilities']
     predictions = probabilities.argmax(axis=1)
 
     results = evaluation.classification_metrics(split.labels, predictions, classes)

@@ -76,11 +76,12 @@ def main(argv):
         log.info('training %s on %dx%d images until global step %d (%d images a step)',
                  ', '.join(split.classes), args.image_size, args.image_size, max_steps,
                  global_batch)
-        return towers.fit(
-            Vgg16TransferRecipe(network, args.learning_rate),
-            lambda: reader.training_inputs(split, args.image_size, global_batch),
-            setup, role, args.train_dir, max_steps, global_batch,
-            **flags.fit_options(args))
+        with reader.reporting_undecodable(split.paths):
+            return towers.fit(
+                Vgg16TransferRecipe(network, args.learning_rate),
+                lambda: reader.training_inputs(split, args.image_size, global_batch),
+                setup, role, args.train_dir, max_steps, global_batch,
+                **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

@@ -120,6 +120,50 @@ def test_a_jpeg_with_a_short_trailer_after_its_end_marker_is_whole(tmp_path):
     assert reader.jpeg_problem(path) is None
 
 
+def damage_between_markers(path):
+    """Overwrites the first Huffman table of the JPEG at `path`: its markers stay in place (the
+    listing keeps it) and libjpeg refuses it ('Bogus Huffman table definition')."""
+    data = bytearray(open(path, 'rb').read())
+    table = data.index(b'\xff\xc4')
+    data[table + 4:table + 20] = b'\xff' * 16
+    with open(path, 'wb') as f:
+        f.write(bytes(data))
+
+
+def test_a_jpeg_damaged_between_its_markers_fails_training_with_an_error_naming_it(tmp_path):
+    write_folder_set(tmp_path, {'CNV': 3, 'DME': 3})
+    damaged = str(tmp_path / 'train' / 'DME' / 'DME-1-1.jpeg')
+    damage_between_markers(damaged)
+    split = reader.list_split(str(tmp_path), 'train')
+    assert damaged in split.paths and not split.skipped['corrupt']
+    batch = reader.training_inputs(split, 8, 6)
+    with pytest.raises(towers.TowersError) as raised:
+        with reader.reporting_undecodable(split.paths):
+            run(batch)
+    assert str(raised.value) == (
+        'cannot decode image %s: jpeg::Uncompress failed. Invalid JPEG data or crop window; '
+        'the file is damaged between its JPEG markers: replace or remove it' % damaged)
+
+
+def test_a_damaged_jpeg_among_evaluated_paths_is_an_error_naming_it(tmp_path):
+    paths = [write_jpeg(str(tmp_path / ('%d.jpeg' % index))) for index in range(3)]
+    damage_between_markers(paths[2])
+    with pytest.raises(towers.TowersError, match='cannot decode image %s: ' % paths[2]):
+        with reader.reporting_undecodable(paths):
+            run(reader.decode_images(tf.constant(paths), 8))
+
+
+def test_other_errors_pass_through_the_report_of_undecodable_images(tmp_path):
+    path = write_jpeg(str(tmp_path / 'whole.jpeg'))
+    with pytest.raises(tf.errors.InvalidArgumentError, match='Invalid JPEG data'):
+        with reader.reporting_undecodable([path]):
+            # A decode failure whose file is not among the paths: nothing to name.
+            run(tf.io.decode_jpeg(tf.constant(b'\xff\xd8\xff\xc4\x00\x02\xff\xd9')))
+    with pytest.raises(tf.errors.InvalidArgumentError, match='label'):
+        with reader.reporting_undecodable([path]):
+            run(tf.debugging.assert_less(tf.constant(200), 10, message='label'))
+
+
 def test_folders_not_in_labels_are_left_out_and_logged(tmp_path, caplog):
     write_folder_set(tmp_path, {'CNV': 1, 'DME': 1, 'NORMAL': 2})
     os.makedirs(str(tmp_path / 'train' / '.ipynb_checkpoints'))

@@ -18,19 +18,24 @@ What the listing does with what it finds, and why:
   - a corrupt JPEG (empty, not starting with the JPEG start-of-image marker, or without the
     end-of-image marker near its end, as a truncated copy is): left out, counted and logged by
     name, so that a few damaged files in thousands do not stop a long run;
+  - a JPEG damaged between intact markers passes the listing (reading every image whole would
+    cost a pass over the data set) and fails to decode inside the graph; run the session
+    inside `reporting_undecodable(paths)` to get that failure as one `TowersError` naming the
+    file;
   - a folder that is not one of the classes (not in `labels`, or hidden such as
     `.ipynb_checkpoints`): left out and logged: `labels` may choose some of the classes;
   - a class without a folder, or whose folder holds no readable JPEG: an error, since that
     class could be neither learnt nor evaluated.
 """
 import collections
+import contextlib
 import logging
 import os
 
 import numpy as np
 
 from towers.compat import tf
-from towers.errors import TowersError
+from towers.errors import TowersError, tf_error_cause
 
 log = logging.getLogger(__name__)
 
@@ -235,3 +240,45 @@ def decode_images(paths, image_size):
     """
     return tf.map_fn(lambda path: decode_image(path, image_size), paths,
                      fn_output_signature=tf.float32)
+
+
+@contextlib.contextmanager
+def reporting_undecodable(paths):
+    """Turns a failure to decode one of `paths` inside the graph into a `TowersError` naming
+    the file.
+
+    TensorFlow's message ("Invalid JPEG data ...") names no file; the files are then decoded
+    one at a time, by the same op as the pipeline's, until one fails (a pass over the data set,
+    on this failure only).
+
+    Raises:
+      TowersError: naming the first of `paths` that cannot be decoded, and why.
+    """
+    try:
+        yield
+    except tf.errors.InvalidArgumentError as err:
+        if 'jpeg' not in err.message.lower():
+            raise
+        log.info('an image cannot be decoded: decoding the %d images one at a time to find it',
+                 len(paths))
+        found = first_undecodable(paths)
+        if found is None:
+            raise
+        path, why = found
+        raise TowersError('cannot decode image %s: %s; the file is damaged between its JPEG '
+                          'markers: replace or remove it' % (path, why.rstrip('.'))) from None
+
+
+def first_undecodable(paths):
+    """(path, TensorFlow's reason) for the first of `paths` that `decode_image` cannot
+    decode, or None."""
+    with tf.Graph().as_default():
+        path = tf.placeholder(tf.string, [])
+        decoded = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
+        with tf.Session() as session:
+            for candidate in paths:
+                try:
+                    session.run(decoded.op, {path: candidate})
+                except tf.errors.InvalidArgumentError as err:
+                    return candidate, tf_error_cause(err.message)
+    return None
