@@ -28,14 +28,14 @@ What the listing does with what it finds, and why:
     class could be neither learnt nor evaluated.
 """
 import collections
-import contextlib
 import logging
 import os
 
 import numpy as np
 
+from towers import inputs
 from towers.compat import tf
-from towers.errors import TowersError, tf_error_cause
+from towers.errors import TowersError
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,11 @@ def _class_images(directory, name, skipped):
     return found
 
 
+def _decode_jpeg(path):
+    """[h, w, 3] uint8: the JPEG file at `path` (a string tensor) with 3 channels."""
+    return tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
+
+
 def decode_image(path, image_size):
     """Reads one JPEG as the model takes it.
 
@@ -199,8 +204,7 @@ def decode_image(path, image_size):
       [image_size, image_size, 3] float32 in [0, 1]; a grayscale JPEG is repeated in the three
       channels.
     """
-    image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
-    image = tf.image.convert_image_dtype(image, tf.float32)
+    image = tf.image.convert_image_dtype(_decode_jpeg(path), tf.float32)
     # Bilinear interpolation mixes neighbours with weights summing to 1: values stay in [0, 1].
     return tf.image.resize(image, [image_size, image_size])
 
@@ -242,43 +246,14 @@ def decode_images(paths, image_size):
                      fn_output_signature=tf.float32)
 
 
-@contextlib.contextmanager
 def reporting_undecodable(paths):
-    """Turns a failure to decode one of `paths` inside the graph into a `TowersError` naming
-    the file.
+    """A context that turns a failure to decode one of `paths` inside the graph into a
+    `TowersError` naming the file.
 
-    TensorFlow's message ("Invalid JPEG data ...") names no file; the files are then decoded
-    one at a time, by the same op as the pipeline's, until one fails (a pass over the data set,
-    on this failure only).
-
-    Raises:
-      TowersError: naming the first of `paths` that cannot be decoded, and why.
+    TensorFlow's message ("Invalid JPEG data ...") names no file; on that failure the files are
+    decoded one at a time, by the pipeline's op, until one fails (`towers.inputs`).
     """
-    try:
-        yield
-    except tf.errors.InvalidArgumentError as err:
-        if 'jpeg' not in err.message.lower():
-            raise
-        log.info('an image cannot be decoded: decoding the %d images one at a time to find it',
-                 len(paths))
-        found = first_undecodable(paths)
-        if found is None:
-            raise
-        path, why = found
-        raise TowersError('cannot decode image %s: %s; the file is damaged between its JPEG '
-                          'markers: replace or remove it' % (path, why.rstrip('.'))) from None
-
-
-def first_undecodable(paths):
-    """(path, TensorFlow's reason) for the first of `paths` that `decode_image` cannot
-    decode, or None."""
-    with tf.Graph().as_default():
-        path = tf.placeholder(tf.string, [])
-        decoded = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
-        with tf.Session() as session:
-            for candidate in paths:
-                try:
-                    session.run(decoded.op, {path: candidate})
-                except tf.errors.InvalidArgumentError as err:
-                    return candidate, tf_error_cause(err.message)
-    return None
+    return inputs.naming_failed_input(
+        paths, _decode_jpeg, lambda err: 'jpeg' in err.message.lower(),
+        lambda path, why: 'cannot decode image %s: %s; the file is damaged between its JPEG '
+                          'markers: replace or remove it' % (path, why.rstrip('.')))
