@@ -56,7 +56,7 @@ Attributes:
   real_input: (data_dir, global_batch) -> the training input pipeline's batch, the same
     structure as `synthetic_batch`'s. `data_dir` None means the model's usual place; a
     generated data set in the real one's format is written there when none is found.
-  flop_skip_scopes: name scopes whose matmuls `towers.benchmark.count_flops` must not count
+  flop_skip_scopes: name scopes whose matmuls `towers.benchmarks.measure.count_flops` must not count
     (normalisation built from matmuls).
   published: published figures of the model to print beside the measured ones (one line of
     text), or None.

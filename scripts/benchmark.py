@@ -13,7 +13,8 @@ import functools
 
 import towers
 from models import registry
-from towers import benchmark, cli, flags
+from towers import cli, flags
+from towers.benchmarks import measure as benchmark
 from towers.benchmarks import report, suite
 
 

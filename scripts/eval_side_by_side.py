@@ -14,7 +14,8 @@ import os
 import pathlib
 
 from models.segmentation import architectures, inputs, model
-from towers import TowersError, cli, configure_devices, evaluation, flags, side_by_side
+from towers import TowersError, cli, configure_devices, evaluation, flags
+from towers.training import side_by_side
 from towers.compat import tf
 from towers.files import write_file_atomically, write_json
 

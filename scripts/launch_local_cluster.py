@@ -12,7 +12,8 @@ others; or with 0 once every process has exited with 0. A parameter server still
 `--exit_grace` seconds after every worker has finished counts as hung. Terminating the
 launcher terminates every process.
 """
-from towers import cli, flags, launcher
+from towers import cli, flags
+from towers.cluster import launcher
 from towers.flags import FlagError
 
 

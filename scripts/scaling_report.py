@@ -15,7 +15,9 @@ import os
 
 import towers
 from models import registry
-from towers import benchmark, cli, flags, scaling
+from towers import cli, flags
+from towers.benchmarks import measure as benchmark
+from towers.benchmarks import scaling
 from towers.files import write_file_atomically, write_json
 
 

@@ -7,7 +7,7 @@ its own batch of `--batch_size` images; their gradients are averaged and applied
 The input is the real CIFAR-10 from `--data_dir` (extracted or downloaded as the tutorial does)
 or, where there is none, a generated CIFAR-10-format data set, which the log says.
 `--variable_update replicated`, `--xla` and `--mixed_precision` train the same model in
-tf_cnn_benchmarks' other modes (`towers.modes`); `--use_fp16` keeps the tutorial's meaning:
+tf_cnn_benchmarks' other modes (`towers.replication.registry`); `--use_fp16` keeps the tutorial's meaning:
 float16 weights, no master copy, no loss scaling.
 
 Unlike the original, an existing `--train_dir` is not deleted: training resumes from its newest
@@ -20,7 +20,8 @@ import towers
 from models.cifar10 import model as cifar10
 from models.cifar10.recipe import Cifar10Recipe
 from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 
 
 def _parse_args(argv):

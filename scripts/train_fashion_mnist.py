@@ -14,7 +14,8 @@ import towers
 from models.datasets.fashion_mnist import reader, synthetic
 from models.fashion_mnist import model as fashion_mnist
 from models.fashion_mnist.recipe import FashionMnistRecipe
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 
 
 def _parse_args(argv):

@@ -19,7 +19,8 @@ import towers
 from models.datasets.image_folder import reader, synthetic
 from models.vgg16_transfer import model as vgg16_transfer
 from models.vgg16_transfer.recipe import DEFAULT_MODE, LEARNING_RATE, Vgg16TransferRecipe
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 
 log = logging.getLogger('train_image_folder')
 

@@ -16,7 +16,8 @@ import logging
 import towers
 from models.datasets.imagenet import reader, synthetic
 from models.resnet import model, recipe as resnet_recipe
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 
 log = logging.getLogger('train_imagenet')
 

@@ -14,7 +14,8 @@ import logging
 import towers
 from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
 from models.segdec import model as segdec, recipe
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 
 log = logging.getLogger('train_segdec')
 

@@ -5,7 +5,7 @@
 
 Every model (a ResNet-34 encoder with the Unet, Linknet or FPN decoder) is built on every
 tower from the same input shards, with its own Adam optimizer, binary cross entropy and batch
-norm, and one `session.run` steps them all (see `towers.side_by_side`). The progress line
+norm, and one `session.run` steps them all (see `towers.training.side_by_side`). The progress line
 shows each model's loss; `--train_dir` holds one checkpoint of all of them, and
 `--train_dir/<model>` each model's TensorBoard run, so that `tensorboard --logdir
 <train_dir>` overlays their curves. Without --data_dir a generated set is used (written on
@@ -16,7 +16,9 @@ import math
 
 import towers
 from models.segmentation import architectures, inputs, recipe
-from towers import cli, flags, preemption, side_by_side
+from towers import cli, flags
+from towers.training import preemption
+from towers.training import side_by_side
 
 log = logging.getLogger('train_side_by_side')
 

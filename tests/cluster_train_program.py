@@ -15,7 +15,8 @@ import signal
 import numpy as np
 
 import towers
-from towers import cli, cluster, flags
+from towers import cli, flags
+from towers import cluster
 from towers.compat import tf
 
 IMAGE_SIZE = 6

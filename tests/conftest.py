@@ -3,7 +3,7 @@ step times."""
 import pytest
 
 from towers.compat import tf
-from towers.hooks import StepTimerHook
+from towers.training.hooks import StepTimerHook
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from models.datasets.fashion_mnist import synthetic as fashion_mnist_synthetic
 from models.datasets.image_folder import synthetic as image_folder_synthetic
 from models.datasets.imagenet import synthetic as imagenet_synthetic
 from models.datasets.kolektor import synthetic as kolektor_synthetic
-from towers import benchmark
+from towers.benchmarks import measure as benchmark
 from towers.benchmarks import report, suite
 from towers.compat import tf
 

@@ -2,7 +2,9 @@
 import pytest
 
 import towers
-from towers import cluster, flags, launcher
+from towers import flags
+from towers import cluster
+from towers.cluster import launcher
 from towers.compat import tf
 
 PS = ['localhost:2222']

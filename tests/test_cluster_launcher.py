@@ -1,4 +1,4 @@
-"""Specification of the local cluster launcher (towers/launcher.py and
+"""Specification of the local cluster launcher (towers/cluster/launcher.py and
 scripts/launch_local_cluster.py), with a stand-in program instead of training: a few lines of
 Python that print their arguments and then behave as each test needs."""
 import os
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from towers import launcher
+from towers.cluster import launcher
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, 'scripts', 'launch_local_cluster.py')

@@ -7,6 +7,8 @@ import pytest
 
 import towers
 from towers import cluster
+from towers.devices import VariablePlacement
+from towers.training.hooks import CloseSessionOnStopHook
 from towers.compat import tf
 
 WORKER = '/job:worker/task:1'
@@ -49,7 +51,7 @@ def devices_of(op_type):
 
 
 def test_variables_go_round_robin_over_the_parameter_servers():
-    build(cluster.VariablePlacement(2, WORKER))
+    build(VariablePlacement(2, WORKER))
     assert devices_of('VariableV2') == {
         'global_step': '/job:ps/task:0',
         'hidden/kernel': '/job:ps/task:1', 'hidden/bias': '/job:ps/task:0',
@@ -57,14 +59,14 @@ def test_variables_go_round_robin_over_the_parameter_servers():
 
 
 def test_tower_ops_run_on_the_workers_tower_devices():
-    build(cluster.VariablePlacement(2, WORKER))
+    build(VariablePlacement(2, WORKER))
     matmuls = devices_of('MatMul')
     assert [canonical(matmuls['tower_%d/hidden/MatMul' % i]) for i in (0, 1)] == [
         canonical(device) for device in TOWER_DEVICES]
 
 
 def test_input_split_and_gradient_averaging_run_on_the_worker():
-    build(cluster.VariablePlacement(2, WORKER))
+    build(VariablePlacement(2, WORKER))
     assert {op.device for op in tf.get_default_graph().get_operations()
             if op.name.startswith(('split', 'average_total/'))} == {WORKER}
 
@@ -79,7 +81,7 @@ def test_sync_replicas_queues_live_on_the_parameter_servers_and_each_local_step_
     worker = cluster.Worker(SPEC, 1, sync=True)
     optimizer = worker.wrap_optimizer(tf.train.GradientDescentOptimizer(0.1))
     assert isinstance(optimizer, tf.train.SyncReplicasOptimizer)
-    build(cluster.VariablePlacement(2, WORKER), optimizer)
+    build(VariablePlacement(2, WORKER), optimizer)
     assert devices_of('VariableV2')['sync_rep_local_step'] == WORKER
     assert devices_of('FIFOQueueV2')['sync_token_q'].startswith('/job:ps/')
     assert all(device.startswith('/job:ps/')
@@ -141,7 +143,7 @@ def test_closing_cancels_a_queue_runner_waiting_for_gradients_at_once_and_withou
     runner_started = started.dequeue()
     grace_secs = 60
     session = tf.train.MonitoredSession(
-        hooks=[_StartRunner(runner), cluster.CloseSessionOnStopHook()],
+        hooks=[_StartRunner(runner), CloseSessionOnStopHook()],
         stop_grace_period_secs=grace_secs)
     session.run(runner_started)
     begin = time.monotonic()

@@ -15,7 +15,7 @@ import pytest
 
 import cluster_train_program
 from task_process import Task
-from towers import launcher
+from towers.cluster import launcher
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -71,7 +71,7 @@ def test_two_workers_of_two_towers_train_like_one_process_of_four_and_every_proc
     output = launch.stdout
     assert launch.returncode == 0, output[-4000:]
     assert '[launcher] every process exited with status 0' in output
-    assert '[ps0] INFO towers.cluster: ps 0: all 2 worker(s) finished' in output
+    assert '[ps0] INFO towers.cluster.roles: ps 0: all 2 worker(s) finished' in output
     last_step = re.findall(r'^\[worker0\] (\S+ \S+): step %d,' % (steps - 1), output, re.M)
     assert last_step, output[-4000:]
     shutdown = exited - datetime.datetime.strptime(last_step[0], '%Y-%m-%d %H:%M:%S.%f')

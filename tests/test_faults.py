@@ -23,7 +23,10 @@ import towers
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from task_process import Task
-from towers import checkpoints, cli, evaluation, launcher, preemption
+from towers import cli, evaluation
+from towers.training import checkpoints
+from towers.cluster import launcher
+from towers.training import preemption
 from towers.compat import tf
 from towers.files import write_file_atomically, write_json
 

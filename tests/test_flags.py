@@ -3,7 +3,8 @@ import argparse
 
 import pytest
 
-from towers import flags, modes
+from towers import flags
+from towers.replication import registry as modes
 
 
 def parser():

@@ -8,7 +8,7 @@ import pytest
 import towers
 from models.vgg16_transfer import model as vgg16_transfer
 from models.vgg16_transfer.recipe import Vgg16TransferRecipe
-from towers.cluster import SingleProcess
+from towers.cluster.roles import SingleProcess
 from towers.compat import keras, tf
 
 SIZE = 32

@@ -5,8 +5,8 @@ import pytest
 
 import towers
 from towers.compat import keras, tf
-from towers.keras_models import SharedModel, call_in_tower
-from towers.precision import mixed_precision_tower
+from towers.replication.keras_models import SharedModel, call_in_tower
+from towers.replication.precision import mixed_precision_tower
 
 PS_DEVICE = '/cpu:0'
 TOWER_DEVICES = ['/cpu:1', '/cpu:2']

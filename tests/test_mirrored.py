@@ -5,7 +5,7 @@ import pytest
 import towers
 from models.cifar10 import model as cifar10
 from towers.compat import tf
-from towers.mirrored import mirrored_train_op
+from towers.replication.mirrored import mirrored_train_op
 
 NUM_REPLICAS = 2
 PER_REPLICA = 2

@@ -6,8 +6,8 @@ import pytest
 import small_net
 import towers
 from towers.compat import tf
-from towers.modes import Mode
-from towers.precision import LossScaleOptimizer
+from towers.replication.registry import Mode
+from towers.replication.precision import LossScaleOptimizer
 
 STEPS = 30
 # Measured: after 30 steps on 2 towers the losses of the two precisions differ by at most

@@ -1,4 +1,4 @@
-"""Specification of stop signals (towers/preemption.py): SIGTERM and SIGINT become a request to
+"""Specification of stop signals (towers/training/preemption.py): SIGTERM and SIGINT become a request to
 stop, seen by every thread, with the shells' exit status."""
 import os
 import signal
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from towers import preemption
+from towers.training import preemption
 from towers.compat import tf
 
 WAIT_SECS = 30

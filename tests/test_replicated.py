@@ -10,10 +10,11 @@ import pytest
 import small_net
 import towers
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from towers import cluster, flags
+from towers import flags
+from towers import cluster
 from towers.compat import tf
-from towers.modes import PARAMETER_SERVER, REPLICATED, Mode
-from towers.replicated import communication
+from towers.replication.registry import PARAMETER_SERVER, REPLICATED, Mode
+from towers.replication.all_reduce import communication
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 5

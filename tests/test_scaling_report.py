@@ -10,7 +10,7 @@ import pytest
 import towers
 from models import registry
 from models.datasets.cifar10 import reader as cifar10_input
-from towers import scaling
+from towers.benchmarks import scaling
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG_SIGNATURE = b'\x89PNG\r\n\x1a\n'

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import towers
-from towers import side_by_side
+from towers.training import side_by_side
 from towers.benchmarks import side_by_side as bench
 from towers.compat import slim, tf
 

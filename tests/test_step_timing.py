@@ -8,7 +8,7 @@ import pytest
 
 import towers
 from towers.compat import tf
-from towers.training import TIMING_FILE
+from towers.training.loop import TIMING_FILE
 
 GLOBAL_BATCH = 512 * 2  # per tower x towers
 

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from towers import cluster, flags, tf_config
+from towers import flags
+from towers import cluster
+from towers.cluster import tf_config
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -100,8 +102,8 @@ def test_one_ps_and_two_workers_started_through_tf_config_reach_max_steps(tmp_pa
                'tests/cluster_train_program.py', '--train_dir', str(tmp_path), '--max_steps', '3']
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
-    for task in ('[ps0] INFO towers.cluster: cluster from TF_CONFIG: ps task 0',
-                 '[worker1] INFO towers.cluster: cluster from TF_CONFIG: worker task 1'):
+    for task in ('[ps0] INFO towers.cluster.task: cluster from TF_CONFIG: ps task 0',
+                 '[worker1] INFO towers.cluster.task: cluster from TF_CONFIG: worker task 1'):
         assert task in result.stdout
     reader = tf.train.NewCheckpointReader(tf.train.latest_checkpoint(str(tmp_path)))
     assert reader.get_tensor('global_step') == 3

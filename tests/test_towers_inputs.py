@@ -2,7 +2,7 @@
 import pytest
 
 import towers
-from towers import inputs
+from towers import datasets as inputs
 from towers.compat import tf
 
 

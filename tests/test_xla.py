@@ -4,7 +4,7 @@ import pytest
 
 import small_net
 from towers.compat import tf
-from towers.modes import Mode
+from towers.replication.registry import Mode
 
 STEPS = 10
 # Measured: after 10 steps the compiled towers' losses and variables differ from the others' by

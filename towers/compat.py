@@ -12,7 +12,7 @@ them as `tf_keras.src.legacy_tf_layers`, and reads names (`ops.Tensor`,
 `control_flow_ops.cond`, ...) that newer releases moved to other modules; `slim.nets` holds
 its networks (`slim.nets.resnet_v1`, ...), which `import tf_slim` alone does not load.
 `keras` is the `tf_keras` package (Keras 2, the `tf.keras` of TensorFlow <= 2.15), whose layers
-and models build in the same graph mode (see `towers.keras_models` for calling one in towers).
+and models build in the same graph mode (see `towers.replication.keras_models` for calling one in towers).
 """
 import importlib
 import logging

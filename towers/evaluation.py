@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
-from towers import checkpoints
+from towers.training import checkpoints
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.files import write_file_atomically
@@ -50,7 +50,7 @@ def require_variables(checkpoint, names, what):
 
 def checkpoint_to_evaluate(checkpoint_path, train_dir, train_script):
     """`checkpoint_path` when given, else the newest checkpoint of `train_dir` that reads whole
-    (`towers.checkpoints.newest_readable`).
+    (`towers.training.checkpoints.newest_readable`).
 
     Raises:
       TowersError: `train_dir` holds no checkpoint; the message says to train first with
@@ -68,7 +68,7 @@ def poll_checkpoints(checkpoint_dir, evaluate, run_once, interval_secs, sleep=ti
 
     As the TF1 evaluation scripts did beside a running training: without `run_once` it never
     returns, and waits (logging it) while the directory has no checkpoint yet. The newest
-    checkpoint is the newest that reads whole (`towers.checkpoints.newest_readable`); one that
+    checkpoint is the newest that reads whole (`towers.training.checkpoints.newest_readable`); one that
     the training deletes while `evaluate` reads it (it keeps only its newest few) is logged and
     left for the newest one then.
 

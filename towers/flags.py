@@ -16,9 +16,9 @@ import argparse
 import os
 import re
 
-from towers import modes
+from towers.replication import registry as modes
 from towers.errors import TowersError
-from towers.preemption import STOP_GRACE_SECS
+from towers.training.preemption import STOP_GRACE_SECS
 
 PS_JOB = 'ps'
 WORKER_JOB = 'worker'

@@ -31,13 +31,13 @@ import math
 
 import numpy as np
 
-from towers.assembly import assemble
+from towers.training.assembly import assemble
 from towers.compat import tf
 from towers.devices import configure_devices
 from towers.errors import TowersError
 from towers.evaluation import restore_checkpoint
 from towers.files import read_json
-from towers.replicate import split_batch
+from towers.replication.parameter_server import split_batch
 
 # How many of the largest deviations a report lists.
 DEFAULT_SHOW = 10

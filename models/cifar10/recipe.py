@@ -6,7 +6,7 @@ tutorial's checkpoints store it; moving averages (decay 0.9999) of the weights u
 every step; the tutorial's summaries.
 """
 from models.cifar10 import model
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.compat import tf
 
 

@@ -58,7 +58,7 @@ def tower_fn(shared_model, batch):
     """Builds one tower: the shared model on this tower's images, and its loss.
 
     Args:
-      shared_model: a `towers.keras_models.SharedModel` of `build_model`, the same for every
+      shared_model: a `towers.replication.keras_models.SharedModel` of `build_model`, the same for every
         tower.
       batch: (images [B, 28, 28, 1] float32, labels [B, 10] one-hot).
 

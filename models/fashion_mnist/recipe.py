@@ -4,9 +4,9 @@ The reference compiled the model with `tf.train.AdamOptimizer(learning_rate=0.00
 constant rate; its batch of 512 is per replica, so the global batch grows with the towers.
 """
 from models.fashion_mnist import model
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.compat import tf
-from towers.keras_models import SharedModel
+from towers.replication.keras_models import SharedModel
 
 LEARNING_RATE = 0.001
 

@@ -10,7 +10,7 @@ checkpoint continues it exactly. The loss (label smoothing, kernels' L2) is `mod
 import collections
 import math
 
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.compat import tf
 from towers.errors import TowersError
 

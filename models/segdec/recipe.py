@@ -7,7 +7,7 @@ graph: `SegDecRecipe(SegDecNet(frozen_segment=True), ...)` for the second.
 import math
 
 from models.segdec import model
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.errors import TowersError
 
 TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')

@@ -4,7 +4,7 @@ The reference is TF 2 Keras code, whose Adam adds epsilon 1e-7 to the denominato
 `AdamOptimizer` defaults to 1e-8); the Keras value is kept.
 """
 from models.segmentation import model
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.compat import tf
 
 LEARNING_RATE = 1e-3
@@ -33,7 +33,7 @@ class SegmentationRecipe(Recipe):
 
 
 def side_by_side(names, learning_rate=LEARNING_RATE):
-    """The models `names` (of `architectures.names()`) as `towers.side_by_side` takes them:
+    """The models `names` (of `architectures.names()`) as `towers.training.side_by_side` takes them:
     a list of (name, `SegmentationRecipe`)."""
     return [(name, SegmentationRecipe(model.SegmentationNet(name), learning_rate))
             for name in names]

@@ -25,7 +25,7 @@ import numpy as np
 from towers.compat import keras, tf
 from towers.errors import TowersError
 from towers.files import read_json, write_json
-from towers.keras_models import SharedModel
+from towers.replication.keras_models import SharedModel
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """How the reference trains the VGG16 transfer model: Adam at a fixed learning rate on the mean
 cross entropy of each tower's images; no schedule, no weight decay, no moving averages."""
-from towers.assembly import Recipe
+from towers.training.assembly import Recipe
 from towers.compat import tf
-from towers.modes import Mode
+from towers.replication.registry import Mode
 
 # Keras' Adam, which the reference used: learning rate 0.001, epsilon 1e-7.
 LEARNING_RATE = 0.001

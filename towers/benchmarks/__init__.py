@@ -1,4 +1,4 @@
-"""Benchmarks built on `towers.benchmark`'s measurements; not part of the core library.
+"""Benchmarks built on `towers.benchmarks.measure`'s measurements; not part of the core library.
 
 `suite` measures a registered model trained every way (one device, towers, MirroredStrategy,
 its input pipeline, the towers' training modes), timing the configurations it compares in

@@ -8,9 +8,9 @@ the chart.
     report.save_results('out/benchmark.json', rows, matmul_rate, train_flops_per_example,
                         report.headline_ratios(rows, matmul_rate, train_flops_per_example))
 
-Every ratio of two rows timed in the same rounds (`towers.benchmark.measure_in_turns`) is the
+Every ratio of two rows timed in the same rounds (`towers.benchmarks.measure.measure_in_turns`) is the
 median of the rounds' ratios, quoted with its interquartile range `[low-high]`; a range wider
-than `towers.benchmark.MAX_SPREAD` is marked `*`, too wide to conclude from. Rows timed apart
+than `towers.benchmarks.measure.MAX_SPREAD` is marked `*`, too wide to conclude from. Rows timed apart
 are compared by their medians, without a range.
 """
 import collections
@@ -18,7 +18,7 @@ import os
 
 from matplotlib.figure import Figure
 
-from towers import benchmark
+from towers.benchmarks import measure as benchmark
 from towers.files import write_file_atomically, write_json
 
 # The keys of the results: methods measured per number of devices, then single figures. Any
@@ -41,7 +41,7 @@ Attributes:
   global_batch: examples per step.
   parallel_devices: physical devices computing at once (1 for virtual CPU devices, which share
     the machine's cores), for the fraction of the matmul rate; 0 where no model runs.
-  throughput: the `towers.benchmark.Throughput` (FLOP/s for `MATMUL`).
+  throughput: the `towers.benchmarks.measure.Throughput` (FLOP/s for `MATMUL`).
   group: rows of one group were timed in turns, round by round, so their ratios are paired;
     None for a row timed alone.
 """
@@ -54,7 +54,7 @@ def is_mode(row):
 
 def ratio(row, other, scale=1.0):
     """`row`'s rate over `other`'s, times `scale`: paired round by round when they were timed
-    in turns, else the ratio of their medians. A `towers.benchmark.Ratio`."""
+    in turns, else the ratio of their medians. A `towers.benchmarks.measure.Ratio`."""
     if row.group is not None and row.group == other.group:
         return benchmark.paired_ratio(row.throughput, other.throughput, scale)
     return benchmark.unpaired_ratio(row.throughput, other.throughput, scale)
@@ -84,7 +84,7 @@ def results_json(rows, matmul_rate, train_flops_per_example, ratios=None):
 
     Args:
       rows, matmul_rate, train_flops_per_example: the measurements.
-      ratios: (name, `towers.benchmark.Ratio`) pairs to add, or None.
+      ratios: (name, `towers.benchmarks.measure.Ratio`) pairs to add, or None.
 
     Returns:
       A dict: each of `PER_DEVICE_COUNT` -> {'<devices>': examples/sec}, each of
@@ -193,7 +193,7 @@ def mode_ratios(rows):
     """Each training mode's rate over the towers' (parameter server, float32) at its devices.
 
     Returns:
-      A list of (row, `towers.benchmark.Ratio`), in the order of `rows`.
+      A list of (row, `towers.benchmarks.measure.Ratio`), in the order of `rows`.
     """
     return [(row, ratio(row, _row(rows, 'towers', row.devices))) for row in rows
             if is_mode(row)]
@@ -236,7 +236,7 @@ def headline_ratios(rows, matmul_rate, train_flops_per_example):
     """The ratios the benchmark concludes from: the targets' and each mode's over the towers.
 
     Returns:
-      A list of (name, `towers.benchmark.Ratio`).
+      A list of (name, `towers.benchmarks.measure.Ratio`).
     """
     return ([(t.name, benchmark.Ratio(t.value, t.low, t.high))
              for t in targets(rows, matmul_rate, train_flops_per_example)]

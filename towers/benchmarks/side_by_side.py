@@ -2,7 +2,7 @@
 
 Three ways to train k models for the same steps on the same towers:
 
-  side_by_side   one process, `towers.side_by_side`: one `session.run` steps all k models;
+  side_by_side   one process, `towers.training.side_by_side`: one `session.run` steps all k models;
   sequential     k processes one after another, each training one model;
   concurrent     k processes at once, each training one model, sharing the machine.
 
@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from towers import side_by_side
+from towers.training import side_by_side
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -61,7 +61,7 @@ def measure_child(models, input_fn, setup, warmup_steps, steps, barrier=None):
     """Times side-by-side training of `models` in this process (a child of `compare`).
 
     Args:
-      models, input_fn, setup: as for `towers.side_by_side.assemble` (one model for the
+      models, input_fn, setup: as for `towers.training.side_by_side.assemble` (one model for the
         sequential and concurrent configurations).
       warmup_steps: untimed steps first.
       steps: timed steps.

@@ -22,7 +22,7 @@ and, at the most devices,
       XLA, mixed precision, and their combinations), for which are fastest.
 
 The configurations of one device count are built once each, in their own graph with their
-session open, and timed in turns (`towers.benchmark.measure_in_turns`), so that every ratio
+session open, and timed in turns (`towers.benchmarks.measure.measure_in_turns`), so that every ratio
 the table and the targets give between them is paired round by round; the matmul rate joins
 the most devices' turns. (d), whose input buffers would refill between turns, is timed alone.
 
@@ -37,12 +37,12 @@ import functools
 import logging
 
 import towers
-from towers import benchmark
+from towers.benchmarks import measure as benchmark
 from towers.benchmarks.report import MATMUL, Row
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.mirrored import mirrored_train_op
-from towers.modes import REPLICATED, Mode
+from towers.replication.mirrored import mirrored_train_op
+from towers.replication.registry import REPLICATED, Mode
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096
       num_gpus: the most devices, as `--num_gpus`.
       data_dir: where the model's data set is, or None for its usual place (see
         `Entry.real_input`).
-      plan: a `towers.benchmark.Plan`.
+      plan: a `towers.benchmarks.measure.Plan`.
       configure: number of devices -> `towers.DeviceSetup`, e.g. `towers.configure_devices`
         with the session's thread pools and parameter device bound.
       matmul_size: side of the square matrices of the matmul rate.

@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-from towers import inputs
+from towers import datasets as inputs
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -251,7 +251,7 @@ def reporting_undecodable(paths):
     `TowersError` naming the file.
 
     TensorFlow's message ("Invalid JPEG data ...") names no file; on that failure the files are
-    decoded one at a time, by the pipeline's op, until one fails (`towers.inputs`).
+    decoded one at a time, by the pipeline's op, until one fails (`towers.datasets`).
     """
     return inputs.naming_failed_input(
         paths, _decode_jpeg, lambda err: 'jpeg' in err.message.lower(),

@@ -13,8 +13,9 @@ import logging
 import os
 import time
 
-from towers import checkpoints, preemption
-from towers import hooks as hooks_lib
+from towers.training import checkpoints
+from towers.training import preemption
+from towers.training import hooks as hooks_lib
 from towers.compat import tf
 from towers.files import write_json
 
@@ -83,7 +84,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       time, examples/sec at each) and, by the chief, written to `train_dir/timing.json` (with
       `num_towers`), when the run made steps.
 
-    While it runs, SIGTERM and SIGINT (see `towers.preemption`) end the loop after the current
+    While it runs, SIGTERM and SIGINT (see `towers.training.preemption`) end the loop after the current
     step, and the chief saves a last checkpoint; in a cluster a step still blocked the stop's
     `grace_secs` later (waiting for a process that stopped first) is cancelled.
 
@@ -175,7 +176,7 @@ class _StoppedWaiting(Exception):
 
 class _ChiefSessionCreator(tf.train.SessionCreator):
     """`tf.train.ChiefSessionCreator` that restores the newest checkpoint of `train_dir` that
-    reads whole (`towers.checkpoints.newest_readable`), chosen again each time a session is
+    reads whole (`towers.training.checkpoints.newest_readable`), chosen again each time a session is
     made: `MonitoredSession` makes a new one when a parameter server comes back."""
 
     def __init__(self, scaffold, master, config, train_dir):

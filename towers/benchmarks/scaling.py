@@ -22,7 +22,7 @@ import tempfile
 from matplotlib.figure import Figure
 
 import towers
-from towers.cluster import SingleProcess
+from towers.cluster.roles import SingleProcess
 from towers.files import write_file_atomically
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """TensorFlow's `MirroredStrategy` as a replication mode beside the towers, to compare them.
 
-`towers.replicate` builds one tower per device and averages their gradients on the parameter
+`towers.replication.parameter_server` builds one tower per device and averages their gradients on the parameter
 device; this module trains the same tower function with `tf.distribute.MirroredStrategy` in
 graph mode, which keeps a copy of every variable on every device and all-reduces the gradients:
 
@@ -11,7 +11,7 @@ graph mode, which keeps a copy of every variable on every device and all-reduces
 """
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replicate import Objective, split_batch
+from towers.replication.parameter_server import Objective, split_batch
 
 
 def mirrored_train_op(tower_fn, inputs, optimizer, global_step=None, ps_device='/cpu:0',

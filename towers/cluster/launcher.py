@@ -5,7 +5,7 @@
 
 `launch` picks free localhost ports, starts the parameter servers and workers as processes of
 the training command with their cluster flags (`task_flags`) or, with `use_tf_config`, their
-`TF_CONFIG` environment variable (`towers.tf_config.task_value`: worker 0 is the chief), prints
+`TF_CONFIG` environment variable (`towers.cluster.tf_config.task_value`: worker 0 is the chief), prints
 each process's output lines with its role as prefix ('[ps0] ', '[worker1] ', and '[launcher] '
 for its own), and returns the cluster's exit status once it is over.
 """
@@ -19,7 +19,8 @@ import sys
 import threading
 import time
 
-from towers import flags, tf_config
+from towers import flags
+from towers.cluster import tf_config
 from towers.errors import EXIT_INTERRUPTED
 
 EXIT_HUNG = 1

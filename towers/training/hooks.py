@@ -287,7 +287,7 @@ class CancelStepOnStopHook(tf.train.SessionRunHook):
 
     def __init__(self, stop, grace_secs):
         """Args:
-          stop: the process's `towers.preemption.StopRequest`.
+          stop: the process's `towers.training.preemption.StopRequest`.
           grace_secs: how long after the request the step may still run.
         """
         self._stop = stop

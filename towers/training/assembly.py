@@ -19,12 +19,14 @@ a train op per objective. `fit` assembles in a new graph and runs the training l
 import collections
 import logging
 
-from towers import modes, precision, training as training_loop
-from towers.cluster import SingleProcess
+from towers.replication import registry as modes
+from towers.replication import precision
+from towers.training import loop as training_loop
+from towers.cluster.roles import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replicate import TOTAL, Replicated, build_towers
-from towers.replicated import build_replicated
+from towers.replication.parameter_server import TOTAL, Replicated, build_towers
+from towers.replication.all_reduce import build_replicated
 
 log = logging.getLogger(__name__)
 

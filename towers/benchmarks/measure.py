@@ -26,7 +26,7 @@ import numpy as np
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.hooks import StepTimerHook
+from towers.training.hooks import StepTimerHook
 
 Plan = collections.namedtuple('Plan', ['warmup_steps', 'steps_per_repeat', 'repeats'])
 Plan.__doc__ = """How long to measure: untimed warm-up steps, then `repeats` rounds, each timing

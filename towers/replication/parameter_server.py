@@ -188,7 +188,7 @@ def build_towers(tower_fn, inputs, devices, optimizer, objectives=None, ps_devic
       devices: one device string per tower.
       optimizer: a `tf.train.Optimizer`; its `compute_gradients` runs in each tower. Or a
         dict objective name -> optimizer, when each objective has its own (several models
-        trained side by side, see `towers.side_by_side`).
+        trained side by side, see `towers.training.side_by_side`).
       objectives: dict name -> `Objective`; the default is one objective 'total' (the tower's
         total loss over every trainable variable). Several objectives share one set of towers.
       ps_device: where variables live and gradients are averaged: a device string, or a
@@ -229,7 +229,7 @@ def build_tower(index, device, scope, tower_fn, shard, optimizer, objectives, co
       index, device, scope: the tower's number, device and name scope ('tower_<i>/').
       tower_fn, shard, optimizer, objectives: as for `build_towers` (`shard` is this tower's).
       copies: dict variable -> this tower's copy of it, whose gradient the tower takes in its
-        place (the replicated mode, `towers.replicated`); None: the variables themselves.
+        place (the replicated mode, `towers.replication.all_reduce`); None: the variables themselves.
       regularization_losses: a function of no arguments returning this tower's regularisation
         losses; by default the graph's, made once with the variables inside tower 0.
 

@@ -1,7 +1,7 @@
 """The parameter-server watch's own process: probes the parameter servers, ends a worker that
 lost one.
 
-    python towers/ps_watchdog.py PARENT_PID TIMEOUT_SECS PROBE_SECS WHO HOST:PORT [HOST:PORT ...]
+    python towers/cluster/ps_watchdog.py PARENT_PID TIMEOUT_SECS PROBE_SECS WHO HOST:PORT [HOST:PORT ...]
 
 `towers.cluster.ParameterServerWatch` starts it beside a worker. A thread of the worker could
 not do this job: when a parameter server dies, the worker's session recovery can block inside

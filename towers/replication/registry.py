@@ -25,11 +25,11 @@ class Mode(collections.namedtuple('Mode', ['variable_update', 'xla', 'mixed_prec
     Attributes:
       variable_update: 'parameter_server' (`towers.build_towers`: the variables on the
         parameter device, the towers' gradients averaged there, one update) or 'replicated'
-        (`towers.replicated`: a copy of the variables on every tower device, the gradients
+        (`towers.replication.all_reduce`: a copy of the variables on every tower device, the gradients
         all-reduced, every copy updated); checkpoints hold the same names in both.
       xla: compile each tower (its forward and backward passes) with XLA, through `jit_scope`.
       mixed_precision: each tower computes in float16 from float32 master weights, with
-        dynamic loss scaling (`towers.precision`).
+        dynamic loss scaling (`towers.replication.precision`).
     """
     __slots__ = ()
 

@@ -34,10 +34,11 @@ import glob
 import os
 import re
 
-from towers import modes, training as training_loop
+from towers.replication import registry as modes
+from towers.training import loop as training_loop
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replicate import TOWER_NAME, Objective, build_towers
+from towers.replication.parameter_server import TOWER_NAME, Objective, build_towers
 
 # The key of each model's loss among the outputs of the towers: '<name>/total_loss'.
 TOTAL_LOSS = 'total_loss'

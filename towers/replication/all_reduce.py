@@ -1,7 +1,7 @@
 """The replicated mode: a copy of the variables on every tower device, gradients all-reduced.
 
 tf_cnn_benchmarks' `--variable_update=replicated`, beside the parameter-server towers of
-`towers.replicate`: no device holds the variables for the others; each tower keeps its own copy,
+`towers.replication.parameter_server`: no device holds the variables for the others; each tower keeps its own copy,
 computes its gradients with respect to it, the towers all-reduce the gradients (each gets the
 mean) and each applies the same update to its own copy.
 
@@ -39,7 +39,7 @@ import weakref
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.gradients import gradients_per_variable
-from towers.replicate import (TOTAL, TOWER_NAME, Replicated, build_tower, objective_optimizer,
+from towers.replication.parameter_server import (TOTAL, TOWER_NAME, Replicated, build_tower, objective_optimizer,
                               split_batch)
 
 # Collective ops find their peers by group and instance keys, unique in a session's graph.

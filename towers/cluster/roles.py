@@ -1,115 +1,27 @@
-"""Training across machines on TensorFlow's distributed runtime: parameter servers and workers.
+"""The roles of a training process: alone, a parameter server, or a worker of a cluster.
 
-Between-graph replication as the TF1 distributed tutorials did it: every process runs a
-`tf.distribute.Server` of one `ClusterSpec`; the parameter servers (job 'ps') hold the
-variables; each worker builds the whole graph itself, its towers on its own devices, averages
-their gradients locally and sends them to the parameter servers. With `--sync_replicas` (the
-default) a `SyncReplicasOptimizer` aggregates one update per step from all workers; without it,
-each worker applies its own updates (asynchronous training).
-
-A training script hands its work to `run_task`, which plays this process's role:
-
-    def work(role, setup):                 # setup: this process's devices (a DeviceSetup)
-        return towers.fit(recipe, input_fn, setup, role, ...)   # a TrainResult
-    return cluster.run_task(args, work)    # args parsed with towers.flags.add_cluster_flags
-
-Without cluster flags the role is a `SingleProcess`, whose members reproduce the single-process
-behaviour, so the same lines serve both. Without cluster flags but with a `TF_CONFIG`
-environment variable (Kubeflow's TFJob, managed training services), the cluster is TF_CONFIG's
-(`towers.tf_config`); flags win when both are given.
-
-Shutdown: a parameter server serves until every worker has called `finish`, then returns, so
-no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
-queue that lives on each parameter server (TensorFlow's own queues, no other channel).
-
-Faults: SIGTERM or SIGINT (`towers.preemption`) stops every role cleanly and boundedly: a
-worker after its step (the chief with a last checkpoint; a step still blocked `--stop_grace_secs`
-later is cancelled), reporting to the parameter servers that it stopped; a parameter server
-once every worker has finished or stopped, or `2 * --stop_grace_secs` after the signal. The
-status is 128 + the signal. A parameter server lost mid-run (`ParameterServerWatch`) ends every
-worker within `--ps_timeout_secs` with one error line naming it; restarted, the job resumes
-from the chief's newest checkpoint.
+Each role offers the members `towers.fit` and `towers.cluster.run_task` use (`is_ps`,
+`is_chief`, `master`, `hooks`, `configure_devices`, `wrap_optimizer`, `once_per_step`,
+`watch_parameter_servers`, `finish`), so the same training code serves every role.
 """
-import argparse
 import contextlib
 import logging
-import subprocess
-import sys
-import os
 import threading
 import time
 
-from towers import flags, modes, preemption, tf_config
+from towers import flags
+from towers.cluster.ps_watch import ParameterServerWatch
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
 from towers.errors import TowersError
-from towers.hooks import CloseSessionOnStopHook
+from towers.training.hooks import CloseSessionOnStopHook
 
 log = logging.getLogger(__name__)
 
 PS_JOB = flags.PS_JOB
 WORKER_JOB = flags.WORKER_JOB
-# How often a worker checks that the parameter servers still answer (more often when
-# --ps_timeout_secs is short).
-PS_PROBE_SECS = 5.0
 # Aborted runs in a row after which a parameter server takes the error for a real one.
 ABORTED_RETRIES = 3
-
-
-def from_flags(args, environ=None):
-    """The role of this process from the flags of `add_cluster_flags`, or from TF_CONFIG.
-
-    Without --job_name, --ps_hosts and --worker_hosts, a `TF_CONFIG` environment variable
-    gives the cluster (`towers.tf_config`); when both are given, the flags win.
-
-    Args:
-      args: the parsed flags.
-      environ: the environment variables; `os.environ` by default.
-
-    Returns:
-      `SingleProcess` without a cluster, else a `ParameterServer` or a `Worker`.
-
-    Raises:
-      TowersError: the flags (or TF_CONFIG) do not describe a cluster this process can be
-        part of.
-    """
-    value = (os.environ if environ is None else environ).get(tf_config.VARIABLE)
-    if value and args.job_name is None and not (args.ps_hosts or args.worker_hosts):
-        cluster = tf_config.cluster_flags(value)
-        if cluster is None:
-            log.info('%s describes no cluster to join: training alone', tf_config.VARIABLE)
-            return SingleProcess()
-        log.info('cluster from %s: %s task %d', tf_config.VARIABLE, cluster['job_name'],
-                 cluster['task_index'])
-        args = argparse.Namespace(**dict(vars(args), **cluster))
-    elif value:
-        log.info('cluster flags given: %s is ignored', tf_config.VARIABLE)
-    if args.job_name is None:
-        if args.ps_hosts or args.worker_hosts:
-            raise TowersError('--ps_hosts/--worker_hosts given without --job_name; give '
-                              '--job_name ps or --job_name worker (and --task_index)')
-        return SingleProcess()
-    modes.check_in_one_process(getattr(args, 'variable_update', modes.PARAMETER_SERVER))
-    if not args.ps_hosts:
-        raise TowersError('--job_name %s needs --ps_hosts: the variables live on the parameter '
-                          'servers, so give at least one host:port' % args.job_name)
-    if not args.worker_hosts:
-        raise TowersError('--job_name %s needs --worker_hosts: give the host:port of every '
-                          'worker' % args.job_name)
-    hosts = args.ps_hosts + args.worker_hosts
-    repeated = sorted({h for h in hosts if hosts.count(h) > 1})
-    if repeated:
-        raise TowersError('%s appear(s) more than once in --ps_hosts/--worker_hosts; every '
-                          'task needs its own host:port' % ', '.join(repeated))
-    tasks = args.ps_hosts if args.job_name == PS_JOB else args.worker_hosts
-    if args.task_index >= len(tasks):
-        raise TowersError('--task_index %d, but --%s_hosts lists %d %s task(s) (indices 0..%d)'
-                          % (args.task_index, args.job_name, len(tasks), args.job_name,
-                             len(tasks) - 1))
-    spec = tf.train.ClusterSpec({PS_JOB: args.ps_hosts, WORKER_JOB: args.worker_hosts})
-    if args.job_name == PS_JOB:
-        return ParameterServer(spec, args.task_index)
-    return Worker(spec, args.task_index, args.sync_replicas)
 
 
 def _start_server(spec, job_name, task_index, config):
@@ -182,7 +94,7 @@ class ParameterServer:
         """Serves until every worker has called `Worker.finish`, or until a stop.
 
         Args:
-          stop: the process's `towers.preemption.StopRequest`. Once it is requested, serving
+          stop: the process's `towers.training.preemption.StopRequest`. Once it is requested, serving
             goes on until every worker has reported its end (finished or stopped: a stopping
             chief is still saving its last checkpoint from here), for at most twice its
             `grace_secs`.
@@ -425,98 +337,3 @@ class Worker:
                         self.task_index, err.message.split('\n')[0])
             return
         log.info('worker %d %s', self.task_index, 'stopped' if stopped else 'finished')
-
-
-class ParameterServerWatch:
-    """Ends this worker when a parameter server it has reached answers no more.
-
-    When a parameter server dies, TensorFlow's session recovery waits for it to come back, over
-    and over, so without this every worker would hang. In a `with` block, a process of its own
-    (`towers/ps_watchdog.py`) connects to each parameter server's address every `probe_secs`;
-    once one that answered before has not answered for `timeout_secs`, it prints one `error:`
-    line naming the lost task and kills this worker, whatever it is blocked in: a thread of
-    this process would not do, since the recovery can block inside TensorFlow holding the
-    interpreter lock. A server answers a probe, or through `reached` (the worker's `hook`
-    calls it when a session is created), so that one lost before the first probe is caught;
-    one that never answered is still starting, as far as the watch knows. Restarted, the job
-    resumes from the chief's newest checkpoint.
-    """
-
-    def __init__(self, addresses, timeout_secs, who):
-        """Args:
-          addresses: 'host:port' of each parameter server, by task index.
-          timeout_secs: how long a lost server may stay silent.
-          who: this process in the message, e.g. 'worker 1'.
-        """
-        self._addresses = addresses
-        self._timeout = timeout_secs
-        self._who = who
-        self.probe_secs = min(PS_PROBE_SECS, timeout_secs / 3)
-        self._process = None
-
-    def __enter__(self):
-        self._process = subprocess.Popen(
-            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                          'ps_watchdog.py'),
-             str(os.getpid()), repr(self._timeout), repr(self.probe_secs), self._who]
-            + list(self._addresses), stdin=subprocess.PIPE)
-        return self
-
-    def __exit__(self, *exc_info):
-        self._process.terminate()
-        self._process.wait()
-        self._process.stdin.close()
-
-    def reached(self):
-        """Tells the watch that this worker has just reached every parameter server (a
-        session was created): each counts as answering now, even one that dies before the
-        watch's next probe."""
-        try:
-            self._process.stdin.write(b'reached\n')
-            self._process.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            pass   # the watch has ended
-
-    def hook(self):
-        """A session hook that calls `reached` whenever a session is created."""
-        return _ReachedHook(self.reached)
-
-
-class _ReachedHook(tf.train.SessionRunHook):
-    def __init__(self, reached):
-        self._reached = reached
-
-    def after_create_session(self, session, coord):
-        self._reached()
-
-
-def run_task(args, work):
-    """Plays this process's part in training, as the cluster flags say.
-
-    A parameter server serves the variables until every worker is done. A worker (or a
-    process training alone) starts with the devices of `--num_gpus`, `--log_device_placement`,
-    `--intra_op_threads` and `--inter_op_threads`, calls `work(role, setup)` while watching the
-    parameter servers (`--ps_timeout_secs`), and tells the parameter servers that it has
-    finished, or stopped. Throughout, SIGTERM and SIGINT request a clean stop
-    (`towers.preemption`, with `--stop_grace_secs`).
-
-    Args:
-      args: flags parsed with `towers.flags.add_device_flags` and `add_cluster_flags`.
-      work: a function (role, `DeviceSetup`) that trains: it builds the graph on `setup` and
-        trains it with the role's `master`, `is_chief`, `hooks`, `wrap_optimizer` and
-        `once_per_step`, as `towers.fit` does; its result is not used.
-
-    Returns:
-      The process's exit status: 0, or 128 + the signal after SIGTERM (143) or SIGINT (130).
-    """
-    role = from_flags(args)
-    with preemption.stop_signals(args.stop_grace_secs) as stop:
-        if role.is_ps:
-            return role.serve(stop)
-        setup = role.configure_devices(args.num_gpus, args.log_device_placement,
-                                       intra_op_threads=args.intra_op_threads,
-                                       inter_op_threads=args.inter_op_threads)
-        with role.watch_parameter_servers(args.ps_timeout_secs):
-            work(role, setup)
-            role.finish(stopped=stop.requested)
-    return stop.exit_status if stop.requested else 0
