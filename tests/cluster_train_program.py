@@ -34,9 +34,7 @@ def _parse_args(argv):
     parser.add_argument('--global_towers', type=flags.positive_int, default=4,
                         help='Towers of one update over the whole cluster: fixes the global '
                              'batch, which every run of a comparison must share.')
-    flags.add_checkpoint_flags(parser)
-    flags.add_device_flags(parser)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     return parser.parse_args(argv)
 
 

@@ -301,12 +301,15 @@ def test_a_mode_ahead_by_less_than_the_minimum_gain_is_not_named_fastest():
         'no XLA) by 2% beyond the spread of the rounds')
 
 
-def small_net_entry(tower_fn=functools.partial(small_net.tower_fn, weight_decay=0)):
+def small_net_entry(tower_fn=functools.partial(small_net.tower_fn, weight_decay=0),
+                    variables_shared_by_object=False):
     """A registry entry of the small net of the mode tests (without the regulariser, which
     MirroredStrategy's row refuses), its batch held in memory."""
     class Recipe(small_net.SmallRecipe):
         def tower_fn(self, batch):
             return tower_fn(batch)
+
+    Recipe.variables_shared_by_object = variables_shared_by_object
 
     def constant_batch(global_batch, data_dir=None):
         return tuple(tf.constant(array) for array in small_net.batch(global_batch))
@@ -349,9 +352,12 @@ def test_a_mode_the_model_cannot_train_in_is_reported_as_not_measured():
         logits = tf.matmul(tf.reduce_mean(images, [1, 2]), shared[-1])
         tf.losses.sparse_softmax_cross_entropy(labels, logits)
 
-    results = run_modes(small_net_entry(shares_its_variable_by_object),
+    results = run_modes(small_net_entry(shares_its_variable_by_object,
+                                        variables_shared_by_object=True),
                         modes_named('replicated'))
     assert [label for label, _ in results.skipped] == ['(f) replicated']
+    assert 'shares one Keras model\'s variables between the towers by object; ' \
+           '--variable_update replicated copies' in results.skipped[0][1]
     assert 'replicated' not in {row.key for row in results.rows}
 
 

@@ -13,7 +13,7 @@ WORKERS = ['localhost:2223', 'localhost:2224']
 
 def parse(*argv):
     parser = flags.FlagParser()
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     return parser.parse_args(list(argv))
 
 

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WATCHDOG = os.path.join(ROOT, 'towers', 'ps_watchdog.py')
+WATCHDOG = os.path.join(ROOT, 'towers', 'cluster', 'ps_watchdog.py')
 # Loaded from its file, as a worker runs it: without the towers package (and TensorFlow).
 _spec = importlib.util.spec_from_file_location('ps_watchdog', WATCHDOG)
 ps_watchdog = importlib.util.module_from_spec(_spec)

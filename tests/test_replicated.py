@@ -125,8 +125,7 @@ def test_a_model_sharing_its_variables_by_object_is_refused():
 
 def test_the_replicated_mode_is_refused_for_a_cluster_task():
     parser = flags.FlagParser()
-    flags.add_mode_flags(parser)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     args = parser.parse_args(['--variable_update', 'replicated', '--job_name', 'worker',
                               '--ps_hosts', 'localhost:2222', '--worker_hosts', 'localhost:2223'])
     with pytest.raises(towers.TowersError, match='--variable_update replicated trains in one '

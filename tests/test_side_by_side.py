@@ -85,7 +85,8 @@ def train(build, steps, initial_values=None):
 
 def test_k_steps_side_by_side_give_each_model_the_variables_of_training_it_alone():
     initial, side = train(lambda setup: (
-        side_by_side.assemble(recipes(), input_fn, setup).train_op, tf.global_variables()),
+        side_by_side.assemble(recipes(), input_fn, setup).train_ops[side_by_side.TRAIN_OP],
+        tf.global_variables()),
         STEPS)
     for name, recipe in recipes():
         prefix = name + '/'

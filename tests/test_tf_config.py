@@ -26,8 +26,7 @@ def value(task_type, index, jobs=None):
 
 def parse_flags(argv=()):
     parser = flags.FlagParser()
-    flags.add_device_flags(parser)
-    flags.add_cluster_flags(parser)
+    flags.add_training_flags(parser)
     return parser.parse_args(list(argv))
 
 

@@ -14,8 +14,8 @@ from towers.devices import DeviceSetup, PS_OPS, assign_to_device, configure_devi
 from towers.errors import LossDivergedError, TowersError
 from towers.gradients import average_gradients
 from towers.replication.all_reduce import build_replicated
-from towers.replication.parameter_server import (Objective, Replicated, Tower, build_towers,
-                                                 split_batch)
+from towers.replication.parameter_server import build_towers
+from towers.replication.tower import Objective, Replicated, Tower, split_batch
 from towers.replication.registry import Mode
 from towers.training.assembly import Recipe, Training, assemble, fit
 from towers.training.loop import TrainResult, train

@@ -16,7 +16,7 @@ import argparse
 import os
 import re
 
-from towers.replication import registry as modes
+from towers.replication import registry
 from towers.errors import TowersError
 from towers.training.preemption import STOP_GRACE_SECS
 
@@ -245,7 +245,7 @@ def add_device_flags(parser):
                         help='Ops run at once; 0 lets TensorFlow choose.')
 
 
-def add_mode_flags(parser, default=modes.Mode(), use_fp16=True):
+def add_mode_flags(parser, default=registry.Mode(), use_fp16=True):
     """Adds how the towers are built and updated: `--variable_update parameter_server|replicated`,
     `--xla` and `--mixed_precision` (also `--use_fp16`, tf_cnn_benchmarks' name, unless the
     script has a `--use_fp16` of its own); `mode_from_flags(args)` passes them to `towers.fit`.
@@ -256,13 +256,13 @@ def add_mode_flags(parser, default=modes.Mode(), use_fp16=True):
       use_fp16: whether `--use_fp16` names mixed precision; False for a script whose model
         defines `--use_fp16` itself (the CIFAR-10 tutorial's float16 weights).
     """
-    parser.add_argument('--variable_update', choices=modes.VARIABLE_UPDATES,
+    parser.add_argument('--variable_update', choices=registry.VARIABLE_UPDATES,
                         default=default.variable_update,
-                        help='parameter_server: the variables on the parameter device, the '
-                             'towers\' gradients averaged there; replicated: a copy of the '
-                             'variables on every tower device, the gradients all-reduced. '
-                             'Checkpoints are alike: a run may switch when it resumes '
-                             '(default %s).' % default.variable_update)
+                        help='%s. Checkpoints are alike: a run may switch when it resumes '
+                             '(default %s).' % ('; '.join(
+                                 '%s: %s' % (name, registry.get(name).summary)
+                                 for name in registry.VARIABLE_UPDATES),
+                                 default.variable_update))
     parser.add_boolean('xla', default.xla, 'Compile each tower (forward and backward) with XLA.')
     parser.add_boolean('mixed_precision', default.mixed_precision,
                        'Compute each tower in float16 from float32 master weights, with dynamic '
@@ -277,7 +277,7 @@ def add_mode_flags(parser, default=modes.Mode(), use_fp16=True):
 def mode_from_flags(args):
     """The `towers.Mode` of `add_mode_flags`'s flags, for `towers.fit(..., mode=...)`."""
     mixed_precision = args.mixed_precision or (args.use_fp16_is_mode and args.use_fp16)
-    return modes.Mode(args.variable_update, args.xla, mixed_precision)
+    return registry.Mode(args.variable_update, args.xla, mixed_precision)
 
 
 def add_checkpoint_flags(parser, save_checkpoint_steps=None):
@@ -307,7 +307,7 @@ def checkpoint_options(args):
 
 
 def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None,
-                       mode=modes.Mode()):
+                       mode=registry.Mode()):
     """Adds every training script's common flags: devices (`add_device_flags`), performance
     modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`) and, with `cluster`,
     the cluster (`add_cluster_flags`).

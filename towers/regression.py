@@ -37,7 +37,7 @@ from towers.devices import configure_devices
 from towers.errors import TowersError
 from towers.evaluation import restore_checkpoint
 from towers.files import read_json
-from towers.replication.parameter_server import split_batch
+from towers.replication.tower import split_batch
 
 # How many of the largest deviations a report lists.
 DEFAULT_SHOW = 10

@@ -24,7 +24,7 @@ import numpy as np
 
 from models.datasets.cifar10 import reader as cifar10_input
 from towers.compat import tf
-from towers.replication.parameter_server import TOWER_NAME
+from towers.replication.tower import TOWER_NAME
 
 IMAGE_SIZE = cifar10_input.IMAGE_SIZE
 NUM_CLASSES = cifar10_input.NUM_CLASSES

@@ -18,6 +18,7 @@ class FashionMnistRecipe(Recipe):
       shared_model: the `SharedModel` every tower calls; its `model` is the Keras model of the
         graph last assembled.
     """
+    variables_shared_by_object = True
 
     def __init__(self, learning_rate=LEARNING_RATE):
         self._learning_rate = learning_rate

@@ -34,7 +34,7 @@ import collections
 
 from towers.compat import slim, tf
 from towers.errors import TowersError
-from towers.replication.parameter_server import Objective
+from towers.replication.tower import Objective
 
 SEGMENT_SCOPE = 'segment'
 DECISION_SCOPE = 'decision'

@@ -22,6 +22,7 @@ class Vgg16TransferRecipe(Recipe):
       network: the `Vgg16Transfer`.
       rate: Adam's learning rate.
     """
+    variables_shared_by_object = True
 
     def __init__(self, network, rate=LEARNING_RATE):
         self.network = network

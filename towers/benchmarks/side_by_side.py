@@ -71,7 +71,8 @@ def measure_child(models, input_fn, setup, warmup_steps, steps, barrier=None):
       A dict: steps_sec, timed_start and timed_end (seconds since the epoch), peak_rss_mb.
     """
     with tf.Graph().as_default():
-        train_op = side_by_side.assemble(models, input_fn, setup).train_op
+        train_op = side_by_side.assemble(models, input_fn, setup).train_ops[
+            side_by_side.TRAIN_OP]
         with tf.Session(config=setup.config) as session:
             session.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
             for _ in range(warmup_steps):

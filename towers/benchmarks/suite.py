@@ -37,31 +37,37 @@ import functools
 import logging
 
 import towers
+from towers import replication
 from towers.benchmarks import measure as benchmark
 from towers.benchmarks.report import MATMUL, Row
 from towers.compat import tf
-from towers.errors import TowersError
-from towers.replication.mirrored import mirrored_train_op
-from towers.replication.registry import REPLICATED, Mode
 
 log = logging.getLogger(__name__)
 
 # Where every input lives, in memory or read from files: the host, as in training.
 INPUT_DEVICE = '/cpu:0'
 
-# The training modes measured beside (b) at the most devices: (key, label, mode).
-MODES = (
-    ('replicated', '(f) replicated', Mode(REPLICATED)),
-    ('towers_xla', '(g) towers, XLA', Mode(xla=True)),
-    ('replicated_xla', '(h) replicated, XLA', Mode(REPLICATED, xla=True)),
-    ('towers_mixed', '(i) towers, mixed precision', Mode(mixed_precision=True)),
-    ('replicated_mixed', '(j) replicated, mixed precision',
-     Mode(REPLICATED, mixed_precision=True)),
-    ('towers_xla_mixed', '(k) towers, XLA, mixed precision',
-     Mode(xla=True, mixed_precision=True)),
-    ('replicated_xla_mixed', '(l) replicated, XLA, mixed precision',
-     Mode(REPLICATED, xla=True, mixed_precision=True)),
-)
+
+def _measured_modes():
+    """The training modes measured beside (b) at the most devices, (key, label, mode): every
+    variable update of `towers.replication.registry`, with and without XLA and mixed
+    precision, but the parameter-server towers in float32 without XLA, which is (b)."""
+    modes = []
+    for mixed_precision in (False, True):
+        for xla in (False, True):
+            for update in replication.VARIABLE_UPDATES:
+                if update == replication.PARAMETER_SERVER and not (xla or mixed_precision):
+                    continue
+                name = 'towers' if update == replication.PARAMETER_SERVER else update
+                key = name + ('_xla' if xla else '') + ('_mixed' if mixed_precision else '')
+                label = ', '.join([name] + (['XLA'] if xla else [])
+                                  + (['mixed precision'] if mixed_precision else []))
+                modes.append((key, '(%s) %s' % (chr(ord('f') + len(modes)), label),
+                              replication.Mode(update, xla, mixed_precision)))
+    return tuple(modes)
+
+
+MODES = _measured_modes()
 
 Results = collections.namedtuple(
     'Results', ['rows', 'matmul_rate', 'train_flops_per_example', 'forward_flops_per_example',
@@ -111,8 +117,9 @@ def mirrored_step(entry, batch, setup, batch_size):
         global_step = recipe.create_global_step()
         optimizer = recipe.optimizer(recipe.learning_rate(global_step,
                                                           len(setup.tower_devices)))
-        step, _ = mirrored_train_op(recipe.tower_fn, batch, optimizer, global_step,
-                                    setup.ps_device, recipe.objectives[entry.objective])
+        step, _ = replication.get(replication.registry.MIRRORED).builder()(
+            recipe.tower_fn, batch, optimizer, global_step, setup.ps_device,
+            recipe.objectives[entry.objective])
         return tf.group(step, *recipe.once_per_step_ops(global_step))
 
 
@@ -136,8 +143,8 @@ def train_flops_per_example(entry, batch_size):
 
 
 Configuration = collections.namedtuple(
-    'Configuration', ['key', 'label', 'devices', 'num_towers', 'input_fn', 'step_fn',
-                      'optional'], defaults=[False])
+    'Configuration', ['key', 'label', 'devices', 'num_towers', 'input_fn', 'step_fn', 'mode'],
+    defaults=[None])
 Configuration.__doc__ = """One way of training the model, as a row of the benchmark.
 
 Attributes:
@@ -147,8 +154,8 @@ Attributes:
   input_fn: global batch -> the batch (in memory or the real input).
   step_fn: (entry, batch, setup, per-tower batch) -> the op of one step, as `towers_step`;
     None to time the input alone.
-  optional: a model that cannot be built this way (a `TowersError`) is reported as skipped
-    instead of stopping the benchmark.
+  mode: the `towers.Mode` of `step_fn`, when it is not (b)'s: a model that the mode cannot
+    train (`towers.replication.unsupported`) is reported as skipped.
 """
 
 
@@ -213,13 +220,13 @@ class _Runner:
         opened = []
         try:
             for configuration in configurations:
-                try:
+                reason = configuration.mode and replication.unsupported(
+                    configuration.mode, self._entry.recipe(self._batch_size))
+                if reason:
+                    log.warning('%s: not measured: %s', configuration.label, reason)
+                    self.skipped.append((configuration.label, reason))
+                else:
                     opened.append((configuration, self._open(configuration)))
-                except TowersError as err:
-                    if not configuration.optional:
-                        raise
-                    log.warning('%s: not measured: %s', configuration.label, err)
-                    self.skipped.append((configuration.label, str(err)))
             if matmul_size:
                 matmul = Configuration(MATMUL, 'matmul rate (FLOP/s)', 1, 1, None, None)
                 opened.append((matmul, self._open_matmul(matmul_size)))
@@ -275,7 +282,7 @@ def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096
             group.append(Configuration('end_to_end', '(e) towers, real input', n, n,
                                        runner.real_input, towers_step))
             group += [Configuration(key, label, n, n, runner.in_memory,
-                                    functools.partial(towers_step, mode=mode), optional=True)
+                                    functools.partial(towers_step, mode=mode), mode)
                       for key, label, mode in modes]
         rows += runner.measure(group, matmul_size=matmul_size if n == most else None)
     input_only = runner.measure([Configuration('input_only', '(d) input pipeline alone', most,

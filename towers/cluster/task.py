@@ -8,11 +8,11 @@ import argparse
 import logging
 import os
 
+from towers import flags, replication
 from towers.cluster import tf_config
 from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, SingleProcess, Worker
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replication import registry as modes
 from towers.training import preemption
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def from_flags(args, environ=None):
             raise TowersError('--ps_hosts/--worker_hosts given without --job_name; give '
                               '--job_name ps or --job_name worker (and --task_index)')
         return SingleProcess()
-    modes.check_in_one_process(getattr(args, 'variable_update', modes.PARAMETER_SERVER))
+    replication.check(flags.mode_from_flags(args), in_cluster=True)
     if not args.ps_hosts:
         raise TowersError('--job_name %s needs --ps_hosts: the variables live on the parameter '
                           'servers, so give at least one host:port' % args.job_name)

@@ -39,8 +39,8 @@ import weakref
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.gradients import gradients_per_variable
-from towers.replication.parameter_server import (TOTAL, TOWER_NAME, Replicated, build_tower, objective_optimizer,
-                              split_batch)
+from towers.replication.tower import (TOTAL, TOWER_NAME, Replicated, build_tower,
+                                       objective_optimizer, split_batch)
 
 # Collective ops find their peers by group and instance keys, unique in a session's graph.
 _COLLECTIVE_KEYS = weakref.WeakKeyDictionary()

@@ -11,7 +11,7 @@ graph mode, which keeps a copy of every variable on every device and all-reduces
 """
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replication.parameter_server import Objective, split_batch
+from towers.replication.tower import Objective, split_batch
 
 
 def mirrored_train_op(tower_fn, inputs, optimizer, global_step=None, ps_device='/cpu:0',

@@ -4,8 +4,9 @@ A model supplies only what is its own, as a `Recipe`: the tower function, the le
 schedule, the optimizer, the ops to run once per step and extra summaries. `assemble` does the
 rest, as tf-slim's `model_deploy.deploy` and tf_cnn_benchmarks' `BenchmarkCNN` do: the global step
 and the optimizer on the parameter device, the process's role in a cluster (the optimizer
-wrapped for synchronous workers, once-per-step ops kept where they belong), one set of towers and
-a train op per objective. `fit` assembles in a new graph and runs the training loop:
+wrapped for synchronous workers, once-per-step ops kept where they belong), one set of towers in
+the replication mode asked for, and a train op per objective. `fit` assembles in a new graph and
+runs the training loop:
 
     class MyRecipe(towers.Recipe):
         def tower_fn(self, batch): ...           # builds one tower, adds its losses
@@ -17,16 +18,15 @@ a train op per objective. `fit` assembles in a new graph and runs the training l
     status = towers.cluster.run_task(args, work)
 """
 import collections
+import contextlib
 import logging
 
-from towers.replication import registry as modes
-from towers.replication import precision
-from towers.training import loop as training_loop
+from towers import replication
 from towers.cluster.roles import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replication.parameter_server import TOTAL, Replicated, build_towers
-from towers.replication.all_reduce import build_replicated
+from towers.replication.tower import TOTAL
+from towers.training import loop as training_loop
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +39,36 @@ class Recipe:
     calls the members in the order they are listed here.
 
     Attributes:
-      objectives: dict name -> `towers.Objective`: the train ops the model offers (one set of
-        towers computes the gradients of all of them). The default is 'total': each tower's
-        total loss over every trainable variable.
+      objectives: dict name -> `towers.Objective`: what the model's train ops minimise (one
+        set of towers computes the gradients of all of them). The default is 'total': each
+        tower's total loss over every trainable variable.
+      variables_shared_by_object: whether the tower function calls one Keras model object in
+        every tower (`towers.replication.keras_models`) rather than making its variables with
+        `tf.get_variable`; the replication modes that copy variables by name refuse it.
+      losses_summed_in_tower: whether the tower function sums its losses itself (several
+        models side by side), which the modes that add losses to the towers' sums refuse.
     """
     objectives = TOTAL
+    variables_shared_by_object = False
+    losses_summed_in_tower = False
+
+    def train_ops(self):
+        """The train ops the model offers: dict name -> the objectives one step of it applies.
+
+        By default each objective is a train op of its own, under its name. A train op of
+        several objectives applies each one's gradients (with its own optimizer, when
+        `optimizer` gives each its own), then increments the global step once: several
+        models side by side train in one such step.
+        """
+        return {name: (name,) for name in self.objectives}
 
     def create_global_step(self):
         """Makes the global step (on the parameter device); an int64 by default."""
         return tf.train.get_or_create_global_step()
 
     def learning_rate(self, global_step, num_towers):
-        """The learning rate: a float or a scalar tensor of `global_step`.
+        """The learning rate: a float or a scalar tensor of `global_step`; or a dict objective
+        name -> learning rate, when each objective has its own schedule.
 
         Args:
           global_step: the global step variable.
@@ -60,7 +78,8 @@ class Recipe:
         raise NotImplementedError
 
     def optimizer(self, learning_rate):
-        """The `tf.train.Optimizer` (plain gradient descent by default)."""
+        """The `tf.train.Optimizer` (plain gradient descent by default), or a dict objective
+        name -> optimizer; its variables (Adam's powers) are then named after the objective."""
         return tf.train.GradientDescentOptimizer(learning_rate)
 
     def tower_fn(self, batch):
@@ -73,7 +92,9 @@ class Recipe:
         return []
 
     def summaries(self, replicated, learning_rate):
-        """Summaries besides the towers' losses and the learning rate. None by default.
+        """Summaries besides the towers' losses and the learning rate: a list (none by
+        default); or a dict TensorBoard run name -> its summaries, for a recipe that writes
+        several runs ('' is `train_dir` itself) and then makes every summary itself.
 
         Args:
           replicated: the `towers.Replicated`.
@@ -94,14 +115,16 @@ Training = collections.namedtuple(
 Training.__doc__ = """An assembled training step.
 
 Attributes:
-  train_ops: dict objective name -> the op of one step with that objective: it applies the
-    averaged gradients, increments `global_step` and runs the once-per-step ops.
-  losses: dict objective name -> the last tower's loss of that objective (scalar), which the
-    training loop logs, as the tutorials did.
+  train_ops: dict train op name -> the op of one step: it applies the averaged gradients of
+    its objectives, increments `global_step` and runs the once-per-step ops.
+  losses: dict train op name -> the last tower's loss of its objective (scalar), which the
+    training loop logs, as the tutorials did; for a train op of several objectives, a dict
+    objective name -> loss.
   global_step: the global step variable.
-  learning_rate: the learning rate (a tensor or a float).
+  learning_rate: the learning rate (a tensor or a float, or a dict per objective).
   replicated: the `towers.Replicated` the ops share.
-  summary_op: the towers' loss summaries, the learning rate and the recipe's summaries, merged.
+  summary_op: the towers' loss summaries, the learning rate and the recipe's summaries,
+    merged; or a dict run name -> merged summaries, when the recipe writes several runs.
 """
 
 
@@ -114,9 +137,9 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
         structure of tensors); called on the parameter device, after the global step exists.
       setup: a `towers.DeviceSetup`: the tower devices and the parameter device.
       role: the process's role from `towers.cluster` (a process training alone by default).
-      objectives: names of `recipe.objectives` to build train ops for; all of them by
-        default. A synchronous cluster builds one, since `SyncReplicasOptimizer` applies
-        gradients in one train op only.
+      objectives: names of `recipe.train_ops()` to build (by default one per objective,
+        named after it); all of them by default. A synchronous cluster builds one train op
+        of one objective, since `SyncReplicasOptimizer` applies gradients in one train op only.
       num_towers: towers contributing to one update, for the schedule; the towers of `setup`
         times the workers the role aggregates by default.
       mode: a `towers.Mode`: the variable update (parameter server or replicated), XLA, mixed
@@ -124,66 +147,76 @@ def assemble(recipe, input_fn, setup, role=None, objectives=None, num_towers=Non
 
     Returns:
       A `Training`.
+
+    Raises:
+      TowersError: unknown train ops, or a mode that cannot train the recipe (in this role).
     """
     role = role or SingleProcess()
-    mode = mode or modes.Mode()
-    if not isinstance(role, SingleProcess):
-        modes.check_in_one_process(mode.variable_update)
-    names = list(recipe.objectives) if objectives is None else list(objectives)
-    unknown = sorted(set(names) - set(recipe.objectives))
+    mode = mode or replication.Mode()
+    replication.check(mode, recipe, in_cluster=not isinstance(role, SingleProcess))
+    offered = recipe.train_ops()
+    names = list(offered) if objectives is None else list(objectives)
+    unknown = sorted(set(names) - set(offered))
     if unknown or not names:
         raise TowersError('unknown train op(s) %s; %s offers %s'
-                          % (unknown, type(recipe).__name__, sorted(recipe.objectives)))
+                          % (unknown, type(recipe).__name__, sorted(offered)))
+    steps = {name: tuple(offered[name]) for name in names}
+    if role.replicas_to_aggregate > 1 and any(len(step) > 1 for step in steps.values()):
+        raise TowersError('a synchronous cluster applies one objective per train op; %s are '
+                          'applied together' % ', '.join(steps[names[0]]))
+    built = sorted({objective for step in steps.values() for objective in step})
     if num_towers is None:
         num_towers = len(setup.tower_devices) * role.replicas_to_aggregate
     with tf.device(setup.ps_device):
         global_step = recipe.create_global_step()
         inputs = input_fn()
         learning_rate = recipe.learning_rate(global_step, num_towers)
-        optimizer = recipe.optimizer(learning_rate)
-        if mode.mixed_precision:
-            optimizer = precision.LossScaleOptimizer(optimizer)
-        optimizer = role.wrap_optimizer(optimizer)
-    build = build_replicated if mode.variable_update == modes.REPLICATED else build_towers
+        optimizer = role.wrap_optimizer(replication.wrap_optimizer(
+            mode, recipe.optimizer(learning_rate)))
     log.info('%d towers: %s', len(setup.tower_devices), mode.describe())
-    replicated = build(_tower_function(recipe.tower_fn, mode), inputs, setup.tower_devices,
-                       optimizer, {name: recipe.objectives[name] for name in names},
-                       ps_device=setup.ps_device)
+    replicated = replication.build(mode, recipe.tower_fn, inputs, setup.tower_devices,
+                                   optimizer, {name: recipe.objectives[name] for name in built},
+                                   ps_device=setup.ps_device)
     with tf.device(setup.ps_device):
-        summaries = list(replicated.summaries)
-        summaries.append(tf.summary.scalar('learning_rate', learning_rate))
-        summaries += recipe.summaries(_as_summarized(replicated, mode), learning_rate)
+        summary_op = _summary_op(recipe.summaries(replication.as_summarized(replicated, mode),
+                                                  learning_rate), replicated, learning_rate)
         extra_ops = role.once_per_step(recipe.once_per_step_ops(global_step))
-        train_ops = {name: replicated.train_op(name, global_step, extra_ops=extra_ops)
-                     for name in names}
-    losses = {name: replicated.objective_loss(name) for name in names}
-    return Training(train_ops, losses, global_step, learning_rate, replicated,
-                    tf.summary.merge(summaries))
+        train_ops = {name: _train_op(replicated, step, global_step, extra_ops, name)
+                     for name, step in steps.items()}
+    losses = {name: replicated.objective_loss(step[0]) if len(step) == 1
+              else {objective: replicated.objective_loss(objective) for objective in step}
+              for name, step in steps.items()}
+    return Training(train_ops, losses, global_step, learning_rate, replicated, summary_op)
 
 
-def _as_summarized(replicated, mode):
-    """`replicated` as a recipe's summaries see it: with mixed precision, the gradients of a
-    step the loss scale skips (not finite) show as zeros."""
-    if not mode.mixed_precision:
-        return replicated
-    grads = {name: precision.summarized_gradients(pairs)
-             for name, pairs in replicated.grads.items()}
-    return Replicated(*replicated)._replace(grads=grads)
+def _train_op(replicated, objectives, global_step, extra_ops, name):
+    """One step of `objectives`: `replicated.train_op` of one; of several, each applied
+    (under its name, when it has an optimizer of its own), then one increment of the step."""
+    if len(objectives) == 1:
+        return replicated.train_op(objectives[0], global_step, extra_ops=extra_ops)
+    applied = []
+    for objective in objectives:
+        # An optimizer of the objective's own names its variables (Adam's powers) after it.
+        with (tf.name_scope(objective + '/') if isinstance(replicated.optimizer, dict)
+              else contextlib.nullcontext()):
+            applied.append(replicated.train_op(objective))
+    with tf.control_dependencies(applied):
+        return tf.group(tf.assign_add(global_step, 1), *extra_ops, name='train_op_%s' % name)
 
 
-def _tower_function(tower_fn, mode):
-    """`tower_fn` as `mode` builds it: in float16 from float32 master weights with mixed
-    precision; compiled with XLA (forward and backward passes: gradients of compiled ops are
-    compiled too) with `xla`."""
-    if mode.mixed_precision:
-        tower_fn = precision.mixed_precision_tower(tower_fn)
-    if not mode.xla:
-        return tower_fn
-
-    def compiled_tower(shard):
-        with tf.xla.experimental.jit_scope():
-            return tower_fn(shard)
-    return compiled_tower
+def _summary_op(recipe_summaries, replicated, learning_rate):
+    """The merged summaries of the main run (the towers' losses, each learning rate, the
+    recipe's), or the recipe's own runs, each merged."""
+    if isinstance(recipe_summaries, dict):
+        return {run: tf.summary.merge(list(summaries))
+                for run, summaries in recipe_summaries.items()}
+    summaries = list(replicated.summaries)
+    if isinstance(learning_rate, dict):
+        summaries += [tf.summary.scalar('learning_rate/' + name, rate)
+                      for name, rate in learning_rate.items()]
+    else:
+        summaries.append(tf.summary.scalar('learning_rate', learning_rate))
+    return tf.summary.merge(summaries + list(recipe_summaries))
 
 
 def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
@@ -195,7 +228,7 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
       train_dir: checkpoints and event files; a checkpoint there is resumed.
       max_steps: the global step to stop at.
       examples_per_step: the global batch of this process, for examples/sec.
-      objective: the train op to run; the recipe's only objective by default.
+      objective: the train op to run; the recipe's only train op by default.
       mode: a `towers.Mode`, as for `assemble`.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
@@ -203,10 +236,11 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
       The `towers.TrainResult`.
     """
     if objective is None:
-        if len(recipe.objectives) != 1:
+        offered = recipe.train_ops()
+        if len(offered) != 1:
             raise TowersError('%s offers several train ops (%s): name the one to run'
-                              % (type(recipe).__name__, sorted(recipe.objectives)))
-        objective = next(iter(recipe.objectives))
+                              % (type(recipe).__name__, sorted(offered)))
+        objective = next(iter(offered))
     with tf.Graph().as_default():
         training = assemble(recipe, input_fn, setup, role, objectives=[objective], mode=mode)
         return training_loop.train(

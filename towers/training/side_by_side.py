@@ -22,41 +22,32 @@ alone under `model_scope(name)` restores it from that checkpoint (a saver of onl
 variables reads only theirs). TensorBoard gets one run per model, `train_dir/<name>`, with
 the same tags ('loss', 'learning_rate', 'tower_<i>/loss'), so the curves overlay.
 
-Of a `towers.Recipe` this uses `tower_fn`, `learning_rate` and `optimizer`. Its
-`create_global_step`, `summaries` and `objectives` are not used (one global step and the
-summaries above serve all models; each model trains its total loss), and a recipe with
-once-per-step ops is refused: they are written for a model alone in its graph (e.g. moving
-averages of every trainable variable). Training runs in one process (no cluster role: a
-synchronous cluster's optimizer makes a single train op).
+The models together are one `towers.Recipe`, `SideBySideRecipe`, which `towers.assemble` and
+`towers.fit` train as any other: each model is an objective (its loss, its variable scope)
+with its own schedule and optimizer, and its one train op applies them all. Of each model's
+recipe it uses `tower_fn`, `learning_rate` and `optimizer`. Its `create_global_step`,
+`summaries` and `objectives` are not used (one global step and the summaries above serve all
+models; each model trains its total loss), and a recipe with once-per-step ops is refused:
+they are written for a model alone in its graph (e.g. moving averages of every trainable
+variable). The models sum their losses inside the shared tower function, so they train in the
+parameter-server towers in float32, with or without XLA (`towers.replication.registry`), in
+one process (a synchronous cluster's optimizer applies one objective per train op).
 """
-import collections
 import glob
 import os
 import re
 
-from towers.replication import registry as modes
-from towers.training import loop as training_loop
+from towers.cluster.roles import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.replication.parameter_server import TOWER_NAME, Objective, build_towers
+from towers.replication.tower import TOWER_NAME, Objective
+from towers.training.assembly import Recipe, assemble as assemble_recipe, fit as fit_recipe
 
 # The key of each model's loss among the outputs of the towers: '<name>/total_loss'.
 TOTAL_LOSS = 'total_loss'
+# The one train op of the models side by side.
+TRAIN_OP = 'side_by_side'
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
-
-SideBySide = collections.namedtuple(
-    'SideBySide', ['train_op', 'losses', 'global_step', 'replicated', 'summary_ops'])
-SideBySide.__doc__ = """An assembled side-by-side training step.
-
-Attributes:
-  train_op: one step of every model, then the global step's increment.
-  losses: dict model name -> its loss in the last tower (scalar), as the loop logs it; in the
-    order the models were given.
-  global_step: the global step variable.
-  replicated: the `towers.Replicated`, with one objective per model, named after it.
-  summary_ops: dict model name -> its merged summaries: 'loss' (the mean over the towers),
-    'learning_rate' and 'tower_<i>/loss', tagged alike for every model.
-"""
 
 
 def model_scope(name):
@@ -81,13 +72,47 @@ def _checked(models):
     return models
 
 
-class _SideBySideTower:
-    """The tower function of all models: each in its scope, on the same shard."""
+class SideBySideRecipe(Recipe):
+    """Several models' recipes as one: each model an objective of the one train op `TRAIN_OP`.
+
+    Args:
+      models: a list of (name, `towers.Recipe`); a name is the model's variable scope and
+        TensorBoard run (letters, digits, underscores).
+
+    Raises:
+      TowersError: a name is repeated or not a scope name.
+    """
+    losses_summed_in_tower = True
 
     def __init__(self, models):
-        self._models = models
+        self._models = _checked(models)
+        self.objectives = {name: Objective(loss='%s/%s' % (name, TOTAL_LOSS), scope=name)
+                           for name, _ in self._models}
+        self.variables_shared_by_object = any(recipe.variables_shared_by_object
+                                              for _, recipe in self._models)
 
-    def __call__(self, shard):
+    def train_ops(self):
+        return {TRAIN_OP: tuple(name for name, _ in self._models)}
+
+    def learning_rate(self, global_step, num_towers):
+        """Each model's schedule, of the shared global step: dict name -> learning rate."""
+        rates = {}
+        for name, recipe in self._models:
+            with tf.name_scope(name + '/'):
+                rates[name] = recipe.learning_rate(global_step, num_towers)
+        return rates
+
+    def optimizer(self, learning_rate):
+        """Each model's optimizer: dict name -> optimizer."""
+        optimizers = {}
+        for name, recipe in self._models:
+            with tf.name_scope(name + '/'):
+                optimizers[name] = recipe.optimizer(learning_rate[name])
+        return optimizers
+
+    def tower_fn(self, shard):
+        """Every model on the same shard, each in its scope; its outputs and its total loss
+        under '<name>/' keys."""
         outputs = {}
         for name, recipe in self._models:
             with model_scope(name):
@@ -107,10 +132,24 @@ class _SideBySideTower:
             outputs['%s/%s' % (name, TOTAL_LOSS)] = total_loss
         return outputs
 
+    def once_per_step_ops(self, global_step):
+        """None; a model with once-per-step ops is refused."""
+        for name, recipe in self._models:
+            if recipe.once_per_step_ops(global_step):
+                raise TowersError('model %s (%s) has once-per-step ops, which side-by-side '
+                                  'training does not run' % (name, type(recipe).__name__))
+        return []
+
+    def summaries(self, replicated, learning_rate):
+        """One TensorBoard run per model: dict name -> its summaries."""
+        return {name: _summaries(name, replicated, learning_rate[name])
+                for name, _ in self._models}
+
 
 def _summaries(name, replicated, learning_rate):
     """The summaries of model `name`, with tags that do not name it (raw summary ops: the
-    `tf.summary` functions would make the second model's tags unique, 'loss_1')."""
+    `tf.summary` functions would make the second model's tags unique, 'loss_1'): 'loss' (the
+    mean over the towers), 'learning_rate' and 'tower_<i>/loss'."""
     key = '%s/%s' % (name, TOTAL_LOSS)
     tower_losses = [tower.outputs[key] for tower in replicated.towers]
     with tf.name_scope('%s/summaries/' % name):
@@ -118,17 +157,15 @@ def _summaries(name, replicated, learning_rate):
                 ('learning_rate', learning_rate)]
         tags += [('tower_%d/loss' % tower.index, loss)
                  for tower, loss in zip(replicated.towers, tower_losses)]
-        return tf.summary.merge([
-            tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
-            for tag, value in tags])
+        return [tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
+                for tag, value in tags]
 
 
 def assemble(models, input_fn, setup, mode=None):
-    """Builds the side-by-side training step of `models` on the devices of `setup`.
+    """`towers.assemble` of `SideBySideRecipe(models)` on the devices of `setup`.
 
     Args:
-      models: a list of (name, `towers.Recipe`); a name is the model's variable scope and
-        TensorBoard run (letters, digits, underscores).
+      models: a list of (name, `towers.Recipe`), as `SideBySideRecipe` takes it.
       input_fn: a function of no arguments returning the global batch, which every model
         takes; called on the parameter device after the global step exists.
       setup: a `towers.DeviceSetup`; its towers make one update (for the schedules).
@@ -136,84 +173,36 @@ def assemble(models, input_fn, setup, mode=None):
         without XLA.
 
     Returns:
-      A `SideBySide`.
+      A `towers.Training`: its `train_ops[TRAIN_OP]` steps every model, its
+      `losses[TRAIN_OP]` is a dict model name -> its loss in the last tower, its
+      `summary_op` a dict model name -> that model's merged summaries.
 
     Raises:
       TowersError: a name is repeated or not a scope name, a model adds no loss, a recipe
         has once-per-step ops, or `mode` asks for the replicated update or mixed precision.
     """
-    models = _checked(models)
-    mode = mode or modes.Mode()
-    if mode.variable_update != modes.PARAMETER_SERVER or mode.mixed_precision:
-        # Each model sums its own losses inside the shared tower function, which neither
-        # the replicated copies' regularisers nor float32 loss sums reach.
-        raise TowersError('side-by-side training runs the parameter-server towers in float32 '
-                          '(with or without XLA); %s is not available side by side'
-                          % mode.describe())
-    num_towers = len(setup.tower_devices)
-    with tf.device(setup.ps_device):
-        global_step = tf.train.get_or_create_global_step()
-        inputs = input_fn()
-        learning_rates, optimizers = {}, {}
-        for name, recipe in models:
-            with tf.name_scope(name + '/'):
-                learning_rates[name] = recipe.learning_rate(global_step, num_towers)
-                optimizers[name] = recipe.optimizer(learning_rates[name])
-    objectives = {name: Objective(loss='%s/%s' % (name, TOTAL_LOSS), scope=name)
-                  for name, _ in models}
-    tower_fn = _SideBySideTower(models)
-    if mode.xla:
-        tower_fn = _compiled(tower_fn)
-    replicated = build_towers(tower_fn, inputs, setup.tower_devices,
-                              optimizers, objectives, ps_device=setup.ps_device)
-    train_ops = []
-    with tf.device(setup.ps_device):
-        for name, recipe in models:
-            if recipe.once_per_step_ops(global_step):
-                raise TowersError('model %s (%s) has once-per-step ops, which side-by-side '
-                                  'training does not run' % (name, type(recipe).__name__))
-            # Under the model's name scope, the optimizer's own variables carry its name.
-            with tf.name_scope(name + '/'):
-                train_ops.append(replicated.train_op(name))
-        with tf.control_dependencies(train_ops):
-            train_op = tf.group(tf.assign_add(global_step, 1), name='train_op')
-        summary_ops = {name: _summaries(name, replicated, learning_rates[name])
-                       for name, _ in models}
-    losses = {name: replicated.objective_loss(name) for name, _ in models}
-    return SideBySide(train_op, losses, global_step, replicated, summary_ops)
-
-
-def _compiled(tower_fn):
-    def compiled_tower(shard):
-        with tf.xla.experimental.jit_scope():
-            return tower_fn(shard)
-    return compiled_tower
+    return assemble_recipe(SideBySideRecipe(models), input_fn, setup, mode=mode)
 
 
 def fit(models, input_fn, setup, train_dir, max_steps, examples_per_step, mode=None,
         **loop_options):
-    """Assembles `models` side by side in a new graph and trains them to `max_steps`.
+    """`towers.fit` of `SideBySideRecipe(models)`, in one process, to `max_steps`.
 
     The progress line shows every model's loss; `train_dir` gets the checkpoints of all
     models, and `train_dir/<name>` each model's summaries.
 
     Args:
-      models, input_fn, setup: as for `assemble`.
+      models, input_fn, setup, mode: as for `assemble`.
       train_dir: checkpoints and event files; a checkpoint there is resumed.
       max_steps: the global step to stop at.
       examples_per_step: the global batch, for examples/sec (each model sees all of it).
-      mode: as for `assemble`.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
       The `towers.TrainResult`.
     """
-    with tf.Graph().as_default():
-        training = assemble(models, input_fn, setup, mode)
-        return training_loop.train(
-            training.train_op, training.losses, training.global_step, train_dir, max_steps,
-            examples_per_step, num_towers=len(setup.tower_devices), config=setup.config,
-            summary_op=training.summary_ops, **loop_options)
+    return fit_recipe(SideBySideRecipe(models), input_fn, setup, SingleProcess(), train_dir,
+                      max_steps, examples_per_step, mode=mode, **loop_options)
 
 
 def models_in_checkpoint(checkpoint, candidates):
