@@ -22,6 +22,10 @@ Shutdown: a parameter server serves until every worker has called `finish`, then
 no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
 queue that lives on each parameter server (TensorFlow's own queues, no other channel).
 
+Reach: TensorFlow's server listens on every network interface whatever the cluster spec names,
+and runs any op for whoever connects to it; each task logs once, when its server starts, where it
+listens and who can reach it (`towers.isolation`).
+
 Faults: SIGTERM or SIGINT (`towers.preemption`) stops every role cleanly and boundedly: a
 worker after its step (the chief with a last checkpoint; a step still blocked `--stop_grace_secs`
 later is cancelled), reporting to the parameter servers that it stopped; a parameter server
@@ -39,7 +43,7 @@ import os
 import threading
 import time
 
-from towers import flags, modes, preemption, tf_config
+from towers import flags, isolation, modes, preemption, tf_config
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
 from towers.errors import TowersError
@@ -113,13 +117,31 @@ def from_flags(args, environ=None):
 
 
 def _start_server(spec, job_name, task_index, config):
+    """Starts this task's `tf.distribute.Server` and logs who can reach it."""
     address = spec.task_address(job_name, task_index)
     try:
-        return tf.distribute.Server(spec, job_name=job_name, task_index=task_index,
-                                    config=config, start=True)
+        server = tf.distribute.Server(spec, job_name=job_name, task_index=task_index,
+                                      config=config, start=True)
     except (tf.errors.OpError, ValueError) as err:
         raise TowersError('could not start the server of %s task %d on %s: %s'
                           % (job_name, task_index, address, err)) from err
+    _log_reach(job_name, task_index, address)
+    return server
+
+
+def _log_reach(job_name, task_index, address):
+    """Logs where the server of a task listens: TensorFlow's binds every interface whatever
+    `address` names, and runs any op for whoever connects."""
+    port = int(address.rsplit(':', 1)[1])
+    listening = ', '.join(isolation.listening_addresses(port)) or '*:%d' % port
+    if isolation.loopback_only():
+        log.info('%s %d listens on %s in a network whose only interface is loopback: reachable '
+                 'only by processes inside it', job_name, task_index, listening)
+    else:
+        log.warning('%s %d listens on %s, every network interface (the cluster names %s), and '
+                    'is reachable from the network: anyone who can reach this machine on port '
+                    '%d can run any op in this process as %s; see "Security" in the README',
+                    job_name, task_index, listening, address, port, isolation.user_name())
 
 
 def _done_queue(ps_task):
