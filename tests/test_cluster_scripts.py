@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from models.datasets.cifar10 import synthetic as cifar10_synthetic
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from task_process import Task
 from towers import isolation
@@ -75,6 +76,9 @@ def test_segdec_script_trains_both_stages_as_a_cluster_and_every_task_exits(tmp_
 
 def test_a_cifar10_cluster_through_the_launcher_listens_on_no_port_of_this_machine(tmp_path):
     deadline = time.monotonic() + TEST_SECS
+    # A small data set fills the input's shuffling buffer at once.
+    cifar10_synthetic.generate(str(tmp_path / 'data' / cifar10_synthetic.GENERATED_DIR),
+                               records_per_file=20)
     cluster = Task('launcher', [
         sys.executable, LAUNCHER, '--ps', '1', '--workers', '2', '--num_gpus', '1', '--timeout',
         str(TEST_SECS - 30), '--', 'scripts/train_cifar10_multi_gpu.py', '--max_steps', '20',
