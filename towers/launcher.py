@@ -68,13 +68,13 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     Every task is a process of `command` with `--num_gpus` (when given) and its `task_flags`
     appended, or with `use_tf_config` its role in its `TF_CONFIG` variable instead, all of
     them in a private network (`towers.isolation.private_network`) where the system allows
-    one, else on the machine's network after a line saying so. The first
-    task to exit with a non-zero status ends the cluster: the others are terminated. Ctrl-C
-    (which reaches every process of the terminal) gives the tasks `exit_grace` seconds to exit
-    by themselves; SIGTERM to the launcher, taken while `launch` runs in the main thread, is
-    forwarded to them. Tasks are terminated all at once (a stopping chief still needs the
-    parameter servers to write its last checkpoint), and killed when they are still running
-    `exit_grace` seconds later.
+    one, else on the machine's network after a line saying so. The first task to exit with a
+    non-zero status ends the cluster: the others are terminated. Ctrl-C (which reaches every
+    process of the terminal) gives the tasks `exit_grace` seconds to exit by themselves;
+    SIGTERM to the launcher, taken while `launch` runs in the main thread, is forwarded to
+    them. Tasks are terminated all at once (a stopping chief still needs the parameter servers
+    to write its last checkpoint), and killed when they are still running `exit_grace` seconds
+    later.
 
     Args:
       command: the training program and its flags, e.g. ['scripts/train.py', '--max_steps',
