@@ -11,6 +11,11 @@ Kubeflow's TFJob sets it), and streams each process's output with its role as pr
 others; or with 0 once every process has exited with 0. A parameter server still running
 `--exit_grace` seconds after every worker has finished counts as hung. Terminating the
 launcher terminates every process.
+
+The processes run in a private network whose only interface is loopback, out of reach of
+anything else on this machine or the network (TensorFlow's servers run any op for whoever
+connects). Where the system allows none (no unprivileged user namespaces), one line says so and
+what that exposes; --require_isolation then refuses to start.
 """
 from towers import cli, flags
 from towers.cluster import launcher
@@ -39,6 +44,9 @@ def _parse_args(argv):
     parser.add_boolean('tf_config', False,
                        'Give each process its role in the TF_CONFIG environment variable, as '
                        'Kubeflow\'s TFJob does (worker 0 as the chief), not in cluster flags.')
+    parser.add_boolean('require_isolation', False,
+                       'Start nothing unless the processes can run in a private network, '
+                       'unreachable from outside it (unprivileged user namespaces).')
     args = parser.parse_args(argv[:split])
     args.command = argv[split + 1:]
     if not args.command:
@@ -50,7 +58,8 @@ def main(argv):
     args = _parse_args(argv)
     return launcher.launch(args.command, args.ps, args.workers, num_gpus=args.num_gpus,
                            timeout=args.timeout, exit_grace=args.exit_grace,
-                           use_tf_config=args.tf_config)
+                           use_tf_config=args.tf_config,
+                           require_isolation=args.require_isolation)
 
 
 if __name__ == '__main__':

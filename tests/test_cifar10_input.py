@@ -144,3 +144,15 @@ def test_the_tutorials_archive_in_data_dir_is_extracted(tmp_path):
     batches_dir = cifar10_synthetic.locate_or_generate(str(data_dir), download=False)
     assert batches_dir == str(data_dir / 'cifar-10-batches-bin')
     assert cifar10_input.count_records(cifar10_input.data_files(batches_dir, False)) == 20
+
+
+def test_an_archive_member_outside_data_dir_is_an_error_and_nothing_is_written_there(tmp_path):
+    data_dir = tmp_path / 'data'
+    data_dir.mkdir()
+    (tmp_path / 'escape').write_text('written from the archive')
+    with tarfile.open(str(data_dir / 'cifar-10-binary.tar.gz'), 'w:gz') as tar:
+        tar.add(str(tmp_path / 'escape'), '../escaped')
+    (tmp_path / 'escape').unlink()
+    with pytest.raises(towers.TowersError, match=r'^cannot extract \S+cifar-10-binary\.tar\.gz'):
+        cifar10_input.maybe_download_and_extract(str(data_dir), download=False)
+    assert sorted(os.listdir(str(tmp_path))) == ['data']

@@ -1,4 +1,8 @@
 """Specification of the cluster flags and of the role each combination gives a process."""
+import logging
+import os
+import pwd
+
 import pytest
 
 import towers
@@ -91,3 +95,21 @@ def test_hosts_are_read_as_comma_separated_host_port_entries():
     assert args.ps_hosts == ['ps0.example.com:2222', 'ps1:2222']
     assert args.worker_hosts == ['w:1']
 
+
+
+def test_a_task_started_by_hand_logs_once_that_its_server_is_reachable_from_the_network(
+        caplog):
+    ps_port, worker_port = launcher.free_local_ports(2)
+    worker = role_of(*launcher.task_flags(['localhost:%d' % ps_port],
+                                          ['localhost:%d' % worker_port], 'worker', 0))
+    with caplog.at_level(logging.INFO):
+        worker.configure_devices(1, physical_gpus=0)
+    [said] = [record for record in caplog.records if 'listens on' in record.getMessage()]
+    assert said.levelno == logging.WARNING
+    # TensorFlow's server binds IPv6's and IPv4's every interface, or IPv4's alone.
+    assert said.getMessage() in [
+        'worker 0 listens on %s:%d, every network interface (the cluster names localhost:%d), '
+        'and is reachable from the network: anyone who can reach this machine on port %d can '
+        'run any op in this process as %s; see "Security" in the README'
+        % (host, worker_port, worker_port, worker_port, pwd.getpwuid(os.geteuid()).pw_name)
+        for host in ('[::]', '0.0.0.0')]

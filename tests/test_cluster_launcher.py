@@ -2,13 +2,17 @@
 scripts/launch_local_cluster.py), with a stand-in program instead of training: a few lines of
 Python that print their arguments and then behave as each test needs."""
 import os
+import pwd
+import re
+import runpy
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from towers.cluster import launcher
+from towers import cli
+from towers.cluster import isolation, launcher
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, 'scripts', 'launch_local_cluster.py')
@@ -40,6 +44,18 @@ def launch(capsys, num_ps=1, num_workers=2, ps_status='0', worker_status='0', **
     status = launcher.launch(stand_in(ps_status, worker_status), num_ps, num_workers,
                              **options)
     return status, capsys.readouterr().out.splitlines()
+
+
+# Why a system allows no private network, as the kernel setting that forbids it is named.
+UNAVAILABLE = 'user namespaces are disabled (user.max_user_namespaces=0)'
+
+
+@pytest.fixture
+def no_private_network(monkeypatch):
+    """A system that allows no private network."""
+    def unavailable():
+        raise isolation.IsolationUnavailable(UNAVAILABLE)
+    monkeypatch.setattr(isolation, 'private_network', unavailable)
 
 
 def lines_of(lines, role):
@@ -123,3 +139,40 @@ def test_a_missing_training_script_is_an_error():
     # TensorFlow's own start-up messages come first.
     assert finished.stderr.splitlines()[-1].startswith(
         'error: give the training script after "--"')
+
+
+def test_the_tasks_run_in_a_private_network_of_loopback_alone(capsys):
+    status = launcher.launch([sys.executable, '-c', 'import socket; print(*[name for _, name '
+                                                    'in socket.if_nameindex()])'], 1, 2)
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0, lines
+    assert lines_of(lines, 'launcher')[0].endswith('; in a private network (loopback only)')
+    for role in ('ps0', 'worker0', 'worker1'):
+        assert lines_of(lines, role) == ['lo']
+
+
+def test_without_a_private_network_a_first_line_says_why_and_what_it_exposes(
+        capsys, no_private_network):
+    status, lines = launch(capsys)
+    assert status == 0, lines
+    ports = re.findall(r'localhost:(\d+)', lines_of(lines, 'launcher')[1])
+    assert lines[0] == (
+        '[launcher] not isolated: %s; the tasks listen on every network interface: anyone who '
+        'can reach this machine on ports %s can run any op in them as %s'
+        % (UNAVAILABLE, ', '.join(ports), pwd.getpwuid(os.geteuid()).pw_name))
+    assert lines_of(lines, 'worker1')
+
+
+def test_require_isolation_without_a_private_network_is_one_error_line_and_starts_nothing(
+        tmp_path, capsys, no_private_network):
+    started = tmp_path / 'started'
+    main = runpy.run_path(SCRIPT)['main']
+    with pytest.raises(SystemExit) as exited:
+        cli.run(main, ['--require_isolation', '--', sys.executable, '-c',
+                       'open(%r, "w")' % str(started)])
+    output = capsys.readouterr()
+    assert exited.value.code == 1
+    assert output.err == ('error: --require_isolation: the cluster cannot have a private '
+                          'network: %s\n' % UNAVAILABLE)
+    assert output.out == ''
+    assert not started.exists()

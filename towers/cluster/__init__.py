@@ -22,6 +22,11 @@ Shutdown: a parameter server serves until every worker has called `finish`, then
 no process has to be killed at the end. Each worker's `finish` enqueues its task index on a
 queue that lives on each parameter server (TensorFlow's own queues, no other channel).
 
+Reach: TensorFlow's server listens on every network interface whatever the cluster spec names,
+and runs any op for whoever connects to it; each task logs once, when its server starts, where it
+listens and who can reach it, and the local launcher runs its tasks in a network of their own
+whose only interface is loopback (`isolation`).
+
 Faults: SIGTERM or SIGINT (`towers.training.preemption`) stops every role cleanly and boundedly: a
 worker after its step (the chief with a last checkpoint; a step still blocked `--stop_grace_secs`
 later is cancelled), reporting to the parameter servers that it stopped; a parameter server
@@ -33,7 +38,7 @@ from the chief's newest checkpoint.
 The modules: `task` plays a process's part (`from_flags`, `run_task`); `roles` holds the roles
 (`SingleProcess`, `ParameterServer`, `Worker`); `ps_watch` the watch of the parameter servers
 (and `ps_watchdog.py`, the process it runs); `tf_config` reads `TF_CONFIG`; `launcher` runs a
-whole cluster on this machine.
+whole cluster on this machine, in a private network (`isolation`).
 """
 from towers.cluster.ps_watch import ParameterServerWatch
 from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, SingleProcess, Worker

@@ -8,6 +8,11 @@ the training command with their cluster flags (`task_flags`) or, with `use_tf_co
 `TF_CONFIG` environment variable (`towers.cluster.tf_config.task_value`: worker 0 is the chief), prints
 each process's output lines with its role as prefix ('[ps0] ', '[worker1] ', and '[launcher] '
 for its own), and returns the cluster's exit status once it is over.
+
+The processes run in a network of their own whose only interface is loopback
+(`towers.cluster.isolation`): TensorFlow's servers listen on every interface and obey whoever connects,
+and there nobody outside the cluster can. Where the system allows no such network, one line
+says why and what that exposes, or, with `require_isolation`, nothing starts.
 """
 import functools
 import os
@@ -20,8 +25,8 @@ import threading
 import time
 
 from towers import flags
-from towers.cluster import tf_config
-from towers.errors import EXIT_INTERRUPTED
+from towers.cluster import isolation, tf_config
+from towers.errors import EXIT_INTERRUPTED, TowersError
 
 EXIT_HUNG = 1
 EXIT_TIMEOUT = 124
@@ -57,17 +62,20 @@ def free_local_ports(count):
 
 
 def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace=60.0,
-           printer=functools.partial(print, flush=True), use_tf_config=False):
+           printer=functools.partial(print, flush=True), use_tf_config=False,
+           require_isolation=False):
     """Runs a cluster of `num_ps` parameter servers and `num_workers` workers on localhost.
 
     Every task is a process of `command` with `--num_gpus` (when given) and its `task_flags`
-    appended, or with `use_tf_config` its role in its `TF_CONFIG` variable instead. The first
-    task to exit with a non-zero status ends the cluster: the others are terminated. Ctrl-C
-    (which reaches every process of the terminal) gives the tasks `exit_grace` seconds to exit
-    by themselves; SIGTERM to the launcher, taken while `launch` runs in the main thread, is
-    forwarded to them. Tasks are terminated all at once (a stopping chief still needs the
-    parameter servers to write its last checkpoint), and killed when they are still running
-    `exit_grace` seconds later.
+    appended, or with `use_tf_config` its role in its `TF_CONFIG` variable instead, all of
+    them in a private network (`towers.cluster.isolation.private_network`) where the system allows
+    one, else on the machine's network after a line saying so. The first task to exit with a
+    non-zero status ends the cluster: the others are terminated. Ctrl-C (which reaches every
+    process of the terminal) gives the tasks `exit_grace` seconds to exit by themselves;
+    SIGTERM to the launcher, taken while `launch` runs in the main thread, is forwarded to
+    them. Tasks are terminated all at once (a stopping chief still needs the parameter servers
+    to write its last checkpoint), and killed when they are still running `exit_grace` seconds
+    later.
 
     Args:
       command: the training program and its flags, e.g. ['scripts/train.py', '--max_steps',
@@ -82,20 +90,28 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
         by default the line is printed to standard output.
       use_tf_config: give each task its role in `TF_CONFIG` (as Kubeflow's TFJob does, worker
         0 as the chief) rather than in cluster flags.
+      require_isolation: start nothing when the tasks cannot have a private network.
 
     Returns:
       The exit status: 0 when every task exited with 0; else the first non-zero status of a
       task (128 + N for a task killed by signal N), `EXIT_HUNG` when a parameter server still
       ran `exit_grace` seconds after the workers finished, `EXIT_TIMEOUT` after `timeout`,
       `EXIT_INTERRUPTED` after Ctrl-C, or 128 + SIGTERM after SIGTERM.
+
+    Raises:
+      TowersError: with `require_isolation`, the system allows no private network (the message
+        says why).
     """
-    hosts = ['localhost:%d' % port for port in free_local_ports(num_ps + num_workers)]
+    ports = free_local_ports(num_ps + num_workers)
+    hosts = ['localhost:%d' % port for port in ports]
     ps_hosts, worker_hosts = hosts[:num_ps], hosts[num_ps:]
     console = _Console(printer)
     exits = queue.Queue()
-    console.print('launcher', 'ps: %s; workers: %s%s' % (
+    network = _network(ports, require_isolation, console)
+    console.print('launcher', 'ps: %s; workers: %s%s%s' % (
         ','.join(ps_hosts), ','.join(worker_hosts),
-        '; roles in %s' % tf_config.VARIABLE if use_tf_config else ''))
+        '; roles in %s' % tf_config.VARIABLE if use_tf_config else '',
+        '; in a private network (loopback only)' if network.private else ''))
     tasks = []
     restore_sigterm = _raise_on_sigterm()
     try:
@@ -108,7 +124,7 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
                     role_flags, env = task_flags(ps_hosts, worker_hosts, job, index), {}
                 tasks.append(_Task('%s%d' % (job, index),
                                    _task_argv(command, num_gpus, role_flags), exits, console,
-                                   env))
+                                   env, network))
         deadline = None if timeout is None else time.monotonic() + timeout
         return _wait(tasks, exits, deadline, exit_grace, console)
     except KeyboardInterrupt:
@@ -122,8 +138,29 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     except _Terminated:
         return _exit_status(-signal.SIGTERM)
     finally:
+        network.close()
         _stop_all(tasks, exit_grace, console)
         restore_sigterm()
+
+
+def _network(ports, require_isolation, console):
+    """The network the tasks run in: a private one, or where the system allows none, the
+    machine's own after one line saying why and what it exposes.
+
+    Raises:
+      TowersError: no private network, and `require_isolation`.
+    """
+    try:
+        return isolation.private_network()
+    except isolation.IsolationUnavailable as err:
+        if require_isolation:
+            raise TowersError('--require_isolation: the cluster cannot have a private network: '
+                              '%s' % err) from None
+        console.print('launcher', 'not isolated: %s; the tasks listen on every network '
+                                  'interface: anyone who can reach this machine on ports %s can '
+                                  'run any op in them as %s' % (
+                                      err, ', '.join(map(str, ports)), isolation.user_name()))
+        return isolation.HOST_NETWORK
 
 
 class _Console:
@@ -141,12 +178,13 @@ class _Console:
 class _Task:
     """One process of the cluster, its output streamed line by line to the console."""
 
-    def __init__(self, name, argv, exits, console, env):
+    def __init__(self, name, argv, exits, console, env, network):
         self.name = name
         self.is_worker = name.startswith(flags.WORKER_JOB)
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True, errors='replace',
-                                        env=dict(os.environ, PYTHONUNBUFFERED='1', **env))
+        self.process = subprocess.Popen(network.command(argv), stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True, errors='replace',
+                                        env=dict(os.environ, PYTHONUNBUFFERED='1', **env),
+                                        pass_fds=network.pass_fds)
         self._reader = threading.Thread(target=self._stream, args=(exits, console),
                                         daemon=True)
         self._reader.start()

@@ -10,6 +10,7 @@ import threading
 import time
 
 from towers import flags
+from towers.cluster import isolation
 from towers.cluster.ps_watch import ParameterServerWatch
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
@@ -25,13 +26,31 @@ ABORTED_RETRIES = 3
 
 
 def _start_server(spec, job_name, task_index, config):
+    """Starts this task's `tf.distribute.Server` and logs who can reach it."""
     address = spec.task_address(job_name, task_index)
     try:
-        return tf.distribute.Server(spec, job_name=job_name, task_index=task_index,
-                                    config=config, start=True)
+        server = tf.distribute.Server(spec, job_name=job_name, task_index=task_index,
+                                      config=config, start=True)
     except (tf.errors.OpError, ValueError) as err:
         raise TowersError('could not start the server of %s task %d on %s: %s'
                           % (job_name, task_index, address, err)) from err
+    _log_reach(job_name, task_index, address)
+    return server
+
+
+def _log_reach(job_name, task_index, address):
+    """Logs where the server of a task listens: TensorFlow's binds every interface whatever
+    `address` names, and runs any op for whoever connects."""
+    port = int(address.rsplit(':', 1)[1])
+    listening = ', '.join(isolation.listening_addresses(port)) or '*:%d' % port
+    if isolation.loopback_only():
+        log.info('%s %d listens on %s in a network whose only interface is loopback: reachable '
+                 'only by processes inside it', job_name, task_index, listening)
+    else:
+        log.warning('%s %d listens on %s, every network interface (the cluster names %s), and '
+                    'is reachable from the network: anyone who can reach this machine on port '
+                    '%d can run any op in this process as %s; see "Security" in the README',
+                    job_name, task_index, listening, address, port, isolation.user_name())
 
 
 def _done_queue(ps_task):
