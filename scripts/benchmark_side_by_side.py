@@ -16,9 +16,8 @@ import sys
 
 import towers
 from models.segmentation import architectures, inputs, recipe
-from towers import cli, flags
+from towers import cli, flags, reports
 from towers.benchmarks import side_by_side as bench
-from towers.files import write_json
 
 
 def parse_args(argv):
@@ -74,8 +73,7 @@ def main(argv):
     results = bench.compare(child_command, args.models, args.repeats)
     print(bench.format_table(results, args.models, args.steps))
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        write_json(args.json, dict(results, models=args.models, steps=args.steps,
+        reports.write_results(args.json, dict(results, models=args.models, steps=args.steps,
                                    image_size=args.image_size, num_gpus=args.num_gpus,
                                    batch_size=args.batch_size, cpu_count=os.cpu_count()))
         print('results: %s' % args.json)

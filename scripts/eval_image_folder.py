@@ -15,47 +15,34 @@ import numpy as np
 
 from models.datasets.image_folder import reader, synthetic
 from models.vgg16_transfer import model as vgg16_transfer
-from towers import TowersError, cli, configure_devices, evaluation, flags
-from towers.compat import tf
-from towers.files import write_json
+from towers import cli, configure_devices, evaluation, flags, reports
 
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--train_dir', default='/tmp/image_folder_train',
-                        help='Where training wrote its checkpoints and model.json.')
-    parser.add_argument('--checkpoint_path', default=None,
-                        help='A checkpoint prefix to evaluate instead of the newest.')
-    parser.add_argument('--data_dir', default=None,
+    evaluation.add_eval_flags(parser, 'scripts/train_image_folder.py', '/tmp/image_folder_train',
+                              '/tmp/image_folder_eval', batch_size=32)
+    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding test/<class>/*.jpeg. Default: the generated '
                              'set in %s, written if missing.' % synthetic.DEFAULT_DIR)
     parser.add_argument('--split', choices=reader.SPLITS, default='test')
-    parser.add_argument('--out_dir', default='/tmp/image_folder_eval',
-                        help='Where results.json and confusion_matrix.png go.')
-    parser.add_argument('--batch_size', type=flags.positive_int, default=32,
-                        help='Images per run; results do not depend on it.')
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
-    classes, image_size = vgg16_transfer.load_spec(args.train_dir)
-    checkpoint = args.checkpoint_path or tf.train.latest_checkpoint(args.train_dir)
-    if not checkpoint:
-        raise TowersError('no checkpoint in --train_dir %s; train first with '
-                          'scripts/train_image_folder.py --train_dir %s'
-                          % (args.train_dir, args.train_dir))
+    classes, image_size = vgg16_transfer.load_spec(evaluation.train_dir_from_flags(args))
+    checkpoint = evaluation.checkpoint_from_flags(args)
     data_dir = args.data_dir or synthetic.ensure_default_dataset()
     split = reader.list_split(data_dir, args.split, classes)
     network = vgg16_transfer.Vgg16Transfer(len(classes), image_size)
     with reader.reporting_undecodable(split.paths):
-        probabilities = evaluation.restore_and_predict(
+        probabilities = evaluation.predict(
             lambda paths: {'probabilities': network(reader.decode_images(paths, image_size),
                                                     training=False)},
             checkpoint, np.array([path.encode() for path in split.paths]), args.batch_size,
             configure_devices(1).config)['probabilities']
     predictions = probabilities.argmax(axis=1)
-
     results = evaluation.classification_metrics(split.labels, predictions, classes)
     results.update(
         checkpoint=os.path.abspath(checkpoint), data_dir=os.path.abspath(data_dir),
@@ -64,12 +51,11 @@ def main(argv):
         images=[{'path': os.path.relpath(path, split.directory), 'label': classes[label],
                  'predicted': classes[predicted]}
                 for path, label, predicted in zip(split.paths, split.labels, predictions)])
-    os.makedirs(args.out_dir, exist_ok=True)
-    write_json(os.path.join(args.out_dir, 'results.json'), results)
-    evaluation.write_confusion_matrix(
-        os.path.join(args.out_dir, 'confusion_matrix.png'), results['confusion_matrix'], classes,
-        '%s split, %s: accuracy %.3f' % (args.split, os.path.basename(checkpoint),
-                                         results['accuracy']))
+    reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
+    reports.write_confusion_matrix(
+        os.path.join(args.out_dir, 'confusion_matrix.png'), results['confusion_matrix'],
+        classes, '%s split, %s: accuracy %.3f' % (args.split, os.path.basename(checkpoint),
+                                                  results['accuracy']))
     print('%s: accuracy %.4f on %d %s images; %s'
           % (os.path.basename(checkpoint), results['accuracy'], results['num_examples'],
              args.split, ', '.join('%s %.3f (%d)' % (name, figures['accuracy'],

@@ -12,22 +12,14 @@ import os
 
 from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
 from models.segdec import model as segdec
-from towers import TowersError, cli, configure_devices, evaluation, flags
+from towers import TowersError, cli, configure_devices, evaluation, flags, reports
 from towers.compat import tf
-from towers.files import write_json
-
-DEFAULT_TRAIN_DIR = '/tmp/segdec_train'
 
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--train_dir', type=flags.input_dir, default=None,
-                        help='Where training wrote its checkpoints; the newest that reads whole '
-                             'is evaluated (default %s).' % DEFAULT_TRAIN_DIR)
-    parser.add_argument('--checkpoint_path', type=flags.checkpoint_prefix, default=None,
-                        help='A checkpoint prefix to evaluate instead of the newest.')
-    parser.add_argument('--out_dir', type=flags.output_dir, default='/tmp/segdec_eval',
-                        help='Where results.json and the PNGs go.')
+    evaluation.add_eval_flags(parser, 'scripts/train_segdec.py', '/tmp/segdec_train',
+                              '/tmp/segdec_eval', batch_size=8)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
@@ -38,16 +30,13 @@ def parse_args(argv):
     parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower')
     parser.add_argument('--image_height', type=flags.positive_int, default=None)
     parser.add_argument('--image_width', type=flags.positive_int, default=None)
-    parser.add_argument('--batch_size', type=flags.positive_int, default=8,
-                        help='Images per run; results do not depend on it (test mode).')
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
     height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
-    checkpoint = evaluation.checkpoint_to_evaluate(
-        args.checkpoint_path, args.train_dir or DEFAULT_TRAIN_DIR, 'scripts/train_segdec.py')
+    checkpoint = evaluation.checkpoint_from_flags(args)
     data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
     data = kolektor_input.load_split(data_dir, args.subset, height, width, args.split,
                                      args.dilate, segdec.OUTPUT_STRIDE)
@@ -56,7 +45,7 @@ def main(argv):
                           'ones for average precision' % (args.subset, data_dir))
     setup = configure_devices(1)
     net = segdec.SegDecNet(args.variant)
-    outputs = evaluation.restore_and_predict(
+    outputs = evaluation.predict(
         lambda images: net(tf.cast(images[..., None], tf.float32) / 255.0, is_training=False),
         checkpoint, data.images, args.batch_size, setup.config, names=['score', 'mask'])
     scores, masks = outputs['score'], outputs['mask'][..., 0]
@@ -68,17 +57,16 @@ def main(argv):
                    images=[{'name': name, 'label': int(label), 'score': float(score)}
                            for name, label, score in zip(data.names, data.labels, scores)])
     panels_dir = os.path.join(args.out_dir, 'panels')
-    os.makedirs(panels_dir, exist_ok=True)
     for name, image, truth, mask, label, score in zip(data.names, data.images,
                                                       data.pixel_labels, masks, data.labels,
                                                       scores):
-        evaluation.write_panel(os.path.join(panels_dir, name.replace('/', '_') + '.png'),
-                               [image, truth, mask],
-                               '%s defect=%d score=%.3f' % (name, label, score))
-    evaluation.write_pr_curve(os.path.join(args.out_dir, 'pr_curve.png'), data.labels,
-                              scores, 'SegDecNet, %s split (%s): AP %.3f'
-                              % (args.split, args.subset, results['average_precision']))
-    write_json(os.path.join(args.out_dir, 'results.json'), results)
+        reports.write_panel(os.path.join(panels_dir, name.replace('/', '_') + '.png'),
+                            [image, truth, mask], '%s defect=%d score=%.3f' % (name, label, score))
+    precision, recall = evaluation.precision_recall_curve(data.labels, scores)[:2]
+    reports.write_pr_curve(os.path.join(args.out_dir, 'pr_curve.png'), precision, recall,
+                           'SegDecNet, %s split (%s): AP %.3f'
+                           % (args.split, args.subset, results['average_precision']))
+    reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
     print('%s: AP %.4f, %d false positives and %d false negatives at the best-F threshold '
           '%.3f, accuracy %.3f at 0.5 (%d images, %d defective)'
           % (os.path.basename(checkpoint), results['average_precision'],

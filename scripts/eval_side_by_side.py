@@ -11,34 +11,26 @@ training loss of every model on one chart, from its TensorBoard run) and
 panels/<name>.png [image | truth | model 1 | model 2 | ...] for the first --num_panels images.
 """
 import os
-import pathlib
 
 from models.segmentation import architectures, inputs, model
-from towers import TowersError, cli, configure_devices, evaluation, flags
-from towers.training import side_by_side
+from towers import TowersError, cli, configure_devices, evaluation, flags, reports
 from towers.compat import tf
-from towers.files import write_file_atomically, write_json
+from towers.training import side_by_side
 
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--train_dir', default='/tmp/side_by_side_train',
-                        help='Where training wrote its checkpoints and TensorBoard runs.')
-    parser.add_argument('--checkpoint_path', default=None,
-                        help='A checkpoint prefix to evaluate instead of the newest.')
+    evaluation.add_eval_flags(parser, 'scripts/train_side_by_side.py',
+                              '/tmp/side_by_side_train', '/tmp/side_by_side_eval', batch_size=8)
     parser.add_argument('--models', type=architectures.parse_list, default=None,
                         help='Comma-separated models to evaluate (default: every model in the '
                              'checkpoint).')
-    parser.add_argument('--out_dir', default='/tmp/side_by_side_eval',
-                        help='Where results.json, comparison.md and the PNGs go.')
     parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder')
-    parser.add_argument('--data_dir', default=None,
+    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The data set; default: the generated one in its format.')
     parser.add_argument('--image_size', type=flags.positive_int, default=128,
                         help='Side of the square input, as in training.')
     parser.add_argument('--num_panels', type=flags.non_negative_int, default=4)
-    parser.add_argument('--batch_size', type=flags.positive_int, default=8,
-                        help='Images per run; results do not depend on it (test mode).')
     return parser.parse_args(argv)
 
 
@@ -51,14 +43,13 @@ def predict(name, checkpoint, images, batch_size, config):
         with side_by_side.model_scope(name):
             return net(tf.cast(batch, tf.float32) / 255.0, is_training=False)
 
-    return evaluation.restore_and_predict(build, checkpoint, images, batch_size, config,
-                                          names=['mask'])['mask'][..., 0]
+    return evaluation.predict(build, checkpoint, images, batch_size, config,
+                              names=['mask'])['mask'][..., 0]
 
 
 def main(argv):
     args = parse_args(argv)
-    checkpoint = evaluation.checkpoint_to_evaluate(args.checkpoint_path, args.train_dir,
-                                                   'scripts/train_side_by_side.py')
+    checkpoint = evaluation.checkpoint_from_flags(args)
     names = args.models or side_by_side.models_in_checkpoint(checkpoint, architectures.names())
     if not names:
         raise TowersError('checkpoint %s holds none of the models %s'
@@ -70,22 +61,22 @@ def main(argv):
              for name in names}
     results = {name: evaluation.segmentation_metrics(data.masks, masks[name]) for name in names}
 
-    os.makedirs(os.path.join(args.out_dir, 'panels'), exist_ok=True)
-    write_json(os.path.join(args.out_dir, 'results.json'), results)
-    table = evaluation.markdown_table(
+    out_dir = args.out_dir
+    reports.write_results(os.path.join(out_dir, 'results.json'), results)
+    table = reports.markdown_table(
         ['model', 'IoU', 'Dice (F1)', 'pixel accuracy'],
         [[architectures.get(name).TITLE, results[name]['iou'], results[name]['dice'],
           results[name]['pixel_accuracy']] for name in names])
-    write_file_atomically(os.path.join(args.out_dir, 'comparison.md'),
-                          lambda path: pathlib.Path(path).write_text(table))
-    evaluation.write_curves(
-        os.path.join(args.out_dir, 'loss_curves.png'),
-        [(architectures.get(name).TITLE,) + side_by_side.loss_curve(args.train_dir, name)
+    reports.write_text(os.path.join(out_dir, 'comparison.md'), table)
+    train_dir = evaluation.train_dir_from_flags(args)
+    reports.write_curves(
+        os.path.join(out_dir, 'loss_curves.png'),
+        [(architectures.get(name).TITLE,) + side_by_side.loss_curve(train_dir, name)
          for name in names], 'Training loss, side by side', 'binary cross entropy',
         log_scale=True)
     for index in range(min(args.num_panels, len(data.names))):
-        evaluation.write_panel(
-            os.path.join(args.out_dir, 'panels', data.names[index] + '.png'),
+        reports.write_panel(
+            os.path.join(out_dir, 'panels', data.names[index] + '.png'),
             [data.images[index], data.masks[index]] + [masks[name][index] for name in names],
             '%s: image | truth | %s' % (data.names[index], ' | '.join(names)))
     print('%s on %d test images of %s (%dx%d):\n%s'

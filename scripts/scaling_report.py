@@ -15,10 +15,9 @@ import os
 
 import towers
 from models import registry
-from towers import cli, flags
+from towers import cli, flags, reports
 from towers.benchmarks import measure as benchmark
 from towers.benchmarks import scaling
-from towers.files import write_file_atomically, write_json
 
 
 def _parse_args(argv):
@@ -51,15 +50,9 @@ def main(argv):
                                              ps_device=args.ps_device))
     kind = benchmark.device_kind()
     table = scaling.format_markdown(runs)
-    os.makedirs(args.out_dir, exist_ok=True)
-
-    def write_table(path):
-        with open(path, 'w') as f:
-            f.write(table + '\n')
-
-    write_file_atomically(os.path.join(args.out_dir, 'scaling.md'), write_table)
-    write_json(os.path.join(args.out_dir, 'scaling.json'),
-               scaling.results_json(runs, entry.name, batch_size, kind))
+    reports.write_text(os.path.join(args.out_dir, 'scaling.md'), table)
+    reports.write_results(os.path.join(args.out_dir, 'scaling.json'),
+                          scaling.results_json(runs, entry.name, batch_size, kind))
     scaling.save_chart(runs, os.path.join(args.out_dir, 'scaling.png'),
                        '%s: %d steps of %d images per tower on %s'
                        % (entry.title, args.steps, batch_size, kind))

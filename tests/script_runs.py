@@ -1,8 +1,12 @@
 """Running the project's scripts as a user does, for the tests of the scripts."""
+import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+
+from towers.compat import tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The training loop's line every --log_every_n_steps steps, as the tutorial printed it.
@@ -15,3 +19,32 @@ def run_script(name, *args):
     `subprocess.CompletedProcess`, its output captured as text."""
     return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
                           cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def copy_with_damaged_newest(train_dir, copy_dir):
+    """Copies the training directory `train_dir` to `copy_dir` and adds a checkpoint one step
+    past its newest whose data file is truncated (its index whole), as a crash while writing
+    leaves it.
+
+    Returns:
+      (the newest checkpoint that reads whole, the damaged one): prefixes in `copy_dir`.
+    """
+    shutil.copytree(train_dir, copy_dir)
+    state = tf.train.get_checkpoint_state(copy_dir)
+    good = os.path.join(copy_dir, os.path.basename(state.model_checkpoint_path))
+    step = int(good.rsplit('-', 1)[1])
+    damaged = '%s-%d' % (good.rsplit('-', 1)[0], step + 1)
+    for path in glob.glob(good + '.*'):
+        shutil.copyfile(path, damaged + path[len(good):])
+    data = damaged + '.data-00000-of-00001'
+    with open(data, 'r+b') as f:
+        f.truncate(os.path.getsize(data) // 2)
+    tf.train.update_checkpoint_state(copy_dir, damaged,
+                                     list(state.all_model_checkpoint_paths) + [damaged])
+    return good, damaged
+
+
+def skipped_line(damaged):
+    """The pattern of the warning naming the damaged checkpoint an evaluation skipped."""
+    return re.compile(r'WARNING \S+: skipping checkpoint %s: its data %s\.data-\* cannot be '
+                      r'read' % (re.escape(damaged), re.escape(damaged)))

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import LOG_LINE, run_script
+from script_runs import LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
 from towers.compat import tf
 
 
@@ -103,3 +103,15 @@ def test_training_on_a_truncated_data_file_is_an_error_naming_it(tmp_path):
     assert result.returncode == 1
     assert 'truncated CIFAR-10 file %s' % path in result.stderr
     assert 'Traceback' not in result.stderr
+
+
+def test_evaluation_skips_a_damaged_newest_checkpoint_with_a_line_naming_it(data_dir, trained,
+                                                                           tmp_path):
+    train_dir, _ = trained
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'train'))
+    result = run_script('cifar10_eval.py', '--checkpoint_dir', str(tmp_path / 'train'),
+                        '--data_dir', data_dir, '--eval_dir', str(tmp_path / 'eval'),
+                        '--run_once', '--num_examples', '20', '--batch_size', '20')
+    assert result.returncode == 0, result.stderr
+    assert skipped_line(damaged).search(result.stderr), result.stderr
+    assert re.search(r'precision @ 1 = [01]\.\d{3}$', result.stdout, re.MULTILINE)

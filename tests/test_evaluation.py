@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from sklearn import metrics as sklearn_metrics
 
-from towers import TowersError, evaluation
+from towers import TowersError, evaluation, reports
 from towers.compat import tf
 
 
@@ -89,9 +89,9 @@ def test_panel_shows_image_true_and_predicted_mask_side_by_side():
     image = np.full([16, 8], 100, np.uint8)
     truth = np.array([[1.0], [0.0]])
     predicted = np.array([[0.0], [1.0]])
-    picture = np.asarray(evaluation.panel([image, truth, predicted], 'x'))
+    picture = np.asarray(reports.panel([image, truth, predicted], 'x'))
     body = picture[-16:]
-    gap = evaluation.PANEL_GAP
+    gap = reports.PANEL_GAP
     assert body.shape == (16, 3 * 8 + 2 * gap)
     assert (body[:, :8] == 100).all()
     assert (body[:8, 8 + gap:16 + gap] == 255).all() and (body[8:, 8 + gap:16 + gap] == 0).all()
@@ -101,9 +101,9 @@ def test_panel_shows_image_true_and_predicted_mask_side_by_side():
 def test_panel_of_five_parts_is_five_images_wide_with_each_mask_enlarged():
     image = np.zeros([16, 8], np.uint8)
     masks = [np.full([2, 1], value) for value in (0.25, 0.5, 0.75, 1.0)]
-    picture = np.asarray(evaluation.panel([image] + masks, 'x'))
-    gap = evaluation.PANEL_GAP
-    assert picture.shape == (evaluation.CAPTION_HEIGHT + 16, 5 * 8 + 4 * gap)
+    picture = np.asarray(reports.panel([image] + masks, 'x'))
+    gap = reports.PANEL_GAP
+    assert picture.shape == (reports.CAPTION_HEIGHT + 16, 5 * 8 + 4 * gap)
     columns = [picture[-16:, i * (8 + gap):i * (8 + gap) + 8] for i in range(5)]
     assert [int(column.min()) for column in columns] == [0, 63, 127, 191, 255]
     assert all(column.min() == column.max() for column in columns)
@@ -113,19 +113,20 @@ def test_panel_with_a_colour_part_is_in_colour():
     image = np.full([4, 4], 100, np.uint8)
     red = np.zeros([2, 2, 3])
     red[..., 0] = 1.0
-    picture = np.asarray(evaluation.panel([image, red], 'x'))
-    assert picture.shape == (evaluation.CAPTION_HEIGHT + 4, 2 * 4 + evaluation.PANEL_GAP, 3)
+    picture = np.asarray(reports.panel([image, red], 'x'))
+    assert picture.shape == (reports.CAPTION_HEIGHT + 4, 2 * 4 + reports.PANEL_GAP, 3)
     assert (picture[-4:, :4] == 100).all()
     assert (picture[-4:, -4:] == [255, 0, 0]).all()
 
 
 def test_panel_part_of_another_shape_is_an_error_naming_it():
     with pytest.raises(ValueError, match=r'panel part 1 has shape \(2, 2, 2\)'):
-        evaluation.panel([np.zeros([4, 4], np.uint8), np.zeros([2, 2, 2])], 'x')
+        reports.panel([np.zeros([4, 4], np.uint8), np.zeros([2, 2, 2])], 'x')
 
 
 def test_pr_curve_is_a_complete_png_and_leaves_no_temporary_behind(tmp_path):
-    evaluation.write_pr_curve(str(tmp_path / 'pr.png'), [0, 1], [0.2, 0.9], 'title')
+    precision, recall = evaluation.precision_recall_curve([0, 1], [0.2, 0.9])[:2]
+    reports.write_pr_curve(str(tmp_path / 'pr.png'), precision, recall, 'title')
     assert Image.open(str(tmp_path / 'pr.png')).format == 'PNG'
     assert sorted(p.name for p in tmp_path.iterdir()) == ['pr.png']
 
@@ -149,7 +150,7 @@ def save_weight(path, value):
 def test_predictions_come_from_the_checkpoint_in_batches_of_any_size(tmp_path):
     checkpoint = save_weight(str(tmp_path / 'model.ckpt'), 3.0)
     inputs = np.arange(10, dtype=np.uint8).reshape(5, 2)
-    outputs = evaluation.restore_and_predict(scale_net, checkpoint, inputs, batch_size=2)
+    outputs = evaluation.predict(scale_net, checkpoint, inputs, batch_size=2)
     assert sorted(outputs) == ['scaled', 'total']
     np.testing.assert_array_equal(outputs['scaled'], 3.0 * inputs)
     np.testing.assert_array_equal(outputs['total'], 3.0 * inputs.sum(axis=1))
@@ -158,8 +159,8 @@ def test_predictions_come_from_the_checkpoint_in_batches_of_any_size(tmp_path):
 def test_predictions_compute_only_the_named_outputs_in_their_own_graph(tmp_path):
     checkpoint = save_weight(str(tmp_path / 'model.ckpt'), 2.0)
     with tf.Graph().as_default() as caller_graph:
-        outputs = evaluation.restore_and_predict(scale_net, checkpoint, np.ones([3, 4]),
-                                                 batch_size=8, names=['total'])
+        outputs = evaluation.predict(scale_net, checkpoint, np.ones([3, 4]), batch_size=8,
+                                     names=['total'])
         assert caller_graph.get_operations() == []
     assert list(outputs) == ['total']
     np.testing.assert_array_equal(outputs['total'], [8.0, 8.0, 8.0])
@@ -169,7 +170,7 @@ def test_missing_checkpoint_is_an_error_naming_it(tmp_path):
     checkpoint = str(tmp_path / 'model.ckpt-7')
     with pytest.raises(TowersError, match='cannot restore the network from checkpoint .*'
                                           r'model\.ckpt-7'):
-        evaluation.restore_and_predict(scale_net, checkpoint, np.ones([1, 1]), batch_size=1)
+        evaluation.predict(scale_net, checkpoint, np.ones([1, 1]), batch_size=1)
 
 
 def test_checkpoint_without_the_networks_variables_is_an_error_naming_it(tmp_path):
@@ -181,7 +182,7 @@ def test_checkpoint_without_the_networks_variables_is_an_error_naming_it(tmp_pat
 
     with pytest.raises(TowersError, match=r"checkpoint .*model\.ckpt does not hold the "
                                           r"network's variables: Key bias not found"):
-        evaluation.restore_and_predict(other_net, checkpoint, np.ones([1, 1]), batch_size=1)
+        evaluation.predict(other_net, checkpoint, np.ones([1, 1]), batch_size=1)
 
 
 def test_classification_metrics_count_accuracy_overall_per_class_and_the_confusion_matrix():

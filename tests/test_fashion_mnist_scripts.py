@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from models.datasets.fashion_mnist import reader
-from script_runs import LOG_LINE, run_script
+from script_runs import LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
 
 
 def train(data_dir, train_dir, *flags):
@@ -82,3 +82,14 @@ def test_a_truncated_file_is_one_error_line_naming_it(tmp_path):
         'whole IDX file compressed with gzip)' % path)
     assert 'Traceback' not in result.stderr
     assert not (tmp_path / 'train').exists()
+
+
+def test_evaluation_skips_a_damaged_newest_checkpoint_with_a_line_naming_it(trained, tmp_path):
+    data_dir, train_dir, _ = trained
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'train'))
+    result = run_script('eval_fashion_mnist.py', '--train_dir', str(tmp_path / 'train'),
+                        '--data_dir', data_dir, '--out_dir', str(tmp_path / 'eval'))
+    assert result.returncode == 0, result.stderr
+    assert skipped_line(damaged).search(result.stderr), result.stderr
+    results = json.loads((tmp_path / 'eval' / 'results.json').read_text())
+    assert results['checkpoint'] == good

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from models.datasets.image_folder import synthetic
-from script_runs import run_script
+from script_runs import copy_with_damaged_newest, run_script, skipped_line
 
 LABELS = ['NORMAL', 'CNV', 'DME', 'DRUSEN']
 
@@ -70,3 +70,14 @@ def test_training_with_an_empty_class_folder_is_one_error_line_naming_it(tmp_pat
         % empty)
     assert 'Traceback' not in result.stderr
 
+
+def test_evaluation_skips_a_damaged_newest_checkpoint_with_a_line_naming_it(data_dir, trained,
+                                                                           tmp_path):
+    train_dir, _ = trained
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'train'))
+    result = run_script('eval_image_folder.py', '--train_dir', str(tmp_path / 'train'),
+                        '--data_dir', data_dir, '--out_dir', str(tmp_path / 'eval'))
+    assert result.returncode == 0, result.stderr
+    assert skipped_line(damaged).search(result.stderr), result.stderr
+    with open(str(tmp_path / 'eval' / 'results.json')) as f:
+        assert json.load(f)['checkpoint'] == good

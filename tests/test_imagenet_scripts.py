@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from models.datasets.imagenet import reader, synthetic
-from script_runs import run_script
+from script_runs import copy_with_damaged_newest, run_script, skipped_line
 from towers.compat import tf
 
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
@@ -120,6 +120,20 @@ def test_evaluation_without_a_checkpoint_is_an_error(tmp_path):
                         str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
-        'error: no checkpoint in --train_dir %s (expected model.ckpt-<step> files and a '
-        '`checkpoint` index written by train_imagenet.py)' % tmp_path)
+        'error: no checkpoint in --train_dir %s; train first with scripts/train_imagenet.py '
+        '--train_dir %s (expected its model.ckpt-<step> files and `checkpoint` index)'
+        % (tmp_path, tmp_path))
     assert not os.path.exists(str(tmp_path / 'eval'))
+
+
+def test_evaluation_skips_a_damaged_newest_checkpoint_with_a_line_naming_it(trained, data_dir,
+                                                                           tmp_path):
+    train_dir, _, _ = trained
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'train'))
+    result = run_script('eval_imagenet.py', '--train_dir', str(tmp_path / 'train'),
+                        '--data_dir', data_dir, '--image_size', '32', '--noten_crop',
+                        '--out_dir', str(tmp_path / 'eval'))
+    assert result.returncode == 0, result.stderr
+    assert skipped_line(damaged).search(result.stderr), result.stderr
+    with open(str(tmp_path / 'eval' / 'results.json')) as f:
+        assert json.load(f)['checkpoint'] == good

@@ -71,7 +71,7 @@ def test_its_checkpoint_restores_into_the_projects_port(program_run):
     images = records[:, 1:].reshape([-1, 8, 8, 3]).astype(np.float32)
     mean = images.mean(axis=(1, 2, 3), keepdims=True)
     stddev = np.maximum(images.std(axis=(1, 2, 3), keepdims=True), 1 / np.sqrt(8 * 8 * 3))
-    outputs = evaluation.restore_and_predict(
+    outputs = evaluation.predict(
         lambda batch: {'logits': port.network(batch, is_training=False)},
         tf.train.latest_checkpoint(str(folder / 'train')),
         ((images - mean) / stddev).astype(np.float32), 64)

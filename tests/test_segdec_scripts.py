@@ -7,6 +7,7 @@ import sys
 
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.segdec import regression as segdec_regression
+from script_runs import copy_with_damaged_newest, skipped_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, 'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
@@ -91,6 +92,14 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
     assert os.path.exists(os.path.join(out_dir, 'pr_curve.png'))
     assert sorted(os.listdir(os.path.join(out_dir, 'panels')))[:2] == [
         'kos04_Part0.png', 'kos04_Part1.png']
+
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
+    skipping = _script('eval_segdec.py', '--train_dir', str(tmp_path / 'damaged'), '--data_dir',
+                       data_dir, '--out_dir', str(tmp_path / 'eval_damaged'), *size)
+    assert skipping.returncode == 0, skipping.stdout + skipping.stderr
+    assert skipped_line(damaged).search(skipping.stderr), skipping.stderr
+    with open(str(tmp_path / 'eval_damaged' / 'results.json')) as f:
+        assert json.load(f)['checkpoint'] == good
 
 
 def test_evaluation_without_a_checkpoint_says_how_to_get_one(tmp_path):

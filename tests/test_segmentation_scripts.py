@@ -8,6 +8,7 @@ import sys
 from PIL import Image
 
 from models.datasets.segmentation_folder import synthetic
+from script_runs import copy_with_damaged_newest, skipped_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Two of the three, to keep the test short: any subset trains side by side.
@@ -51,6 +52,14 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     assert os.path.getsize(os.path.join(out_dir, 'loss_curves.png')) > 0
     assert sorted(os.listdir(os.path.join(out_dir, 'panels'))) == ['test_0000.png',
                                                                    'test_0001.png']
+
+    good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
+    skipping = _script('eval_side_by_side.py', '--train_dir', str(tmp_path / 'damaged'),
+                       '--data_dir', data_dir, '--image_size', '64', '--out_dir',
+                       str(tmp_path / 'eval_damaged'), '--num_panels', '0')
+    assert skipping.returncode == 0, skipping.stdout + skipping.stderr
+    assert skipped_line(damaged).search(skipping.stderr), skipping.stderr
+    assert skipping.stdout.startswith('%s on 3 test images' % os.path.basename(good))
 
 
 def test_a_mask_of_another_size_stops_training_with_one_error_line(tmp_path):

@@ -12,6 +12,7 @@ The core modules beside them: `compat` (the one import of TensorFlow), `devices`
 """
 from towers.devices import DeviceSetup, PS_OPS, assign_to_device, configure_devices
 from towers.errors import LossDivergedError, TowersError
+from towers.evaluation import regression
 from towers.gradients import average_gradients
 from towers.replication.all_reduce import build_replicated
 from towers.replication.parameter_server import build_towers
@@ -24,5 +25,5 @@ __all__ = [
     'DeviceSetup', 'LossDivergedError', 'Mode', 'Objective', 'PS_OPS', 'Recipe', 'Replicated',
     'Tower', 'TowersError', 'TrainResult', 'Training', 'assemble', 'assign_to_device',
     'average_gradients', 'build_replicated', 'build_towers', 'configure_devices', 'fit',
-    'split_batch', 'train',
+    'regression', 'split_batch', 'train',
 ]

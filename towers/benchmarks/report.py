@@ -14,12 +14,11 @@ than `towers.benchmarks.measure.MAX_SPREAD` is marked `*`, too wide to conclude 
 are compared by their medians, without a range.
 """
 import collections
-import os
 
 from matplotlib.figure import Figure
 
 from towers.benchmarks import measure as benchmark
-from towers.files import write_file_atomically, write_json
+from towers import reports
 
 # The keys of the results: methods measured per number of devices, then single figures. Any
 # other key is a training mode measured at the most devices (see `towers.benchmarks.suite`).
@@ -106,9 +105,8 @@ def results_json(rows, matmul_rate, train_flops_per_example, ratios=None):
 
 
 def save_results(path, rows, matmul_rate, train_flops_per_example, ratios=None):
-    """Writes `results_json` to `path` atomically, creating its folder if missing."""
-    _make_parent_dir(path)
-    write_json(path, results_json(rows, matmul_rate, train_flops_per_example, ratios))
+    """Writes `results_json` to `path`."""
+    reports.write_results(path, results_json(rows, matmul_rate, train_flops_per_example, ratios))
 
 
 def format_table(rows, matmul_rate, train_flops_per_example):
@@ -245,7 +243,7 @@ def headline_ratios(rows, matmul_rate, train_flops_per_example):
 
 
 def save_chart(rows, path, title):
-    """Saves a PNG of examples/sec against devices, creating its folder if missing: a line per
+    """Saves a PNG of examples/sec against devices: a line per
     method of `PER_DEVICE_COUNT`, points for the model steps of `SINGLE_FIGURES` and the
     modes; the input pipeline's rate, often far above, is written in the corner instead of
     stretching the scale."""
@@ -272,9 +270,4 @@ def save_chart(rows, path, title):
     axes.grid(alpha=0.3)
     axes.legend(fontsize='x-small', loc='upper left')
     figure.tight_layout()
-    _make_parent_dir(path)
-    write_file_atomically(path, figure.savefig)
-
-
-def _make_parent_dir(path):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    reports.save_figure(path, figure)

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 import towers
 from towers.cluster.roles import SingleProcess
-from towers.files import write_file_atomically
+from towers import reports
 
 log = logging.getLogger(__name__)
 
@@ -110,16 +110,15 @@ def results_json(runs, model, batch_size, device_kind):
 
 def format_markdown(runs):
     """The runs as a markdown table: step times, images/sec, speed-up and efficiency."""
-    lines = ['| towers | global batch | steps | total time (s) | mean step (s) | images/sec '
-             '(mean) | median step (s) | images/sec (median) | speed-up | efficiency |',
-             '|---|---|---|---|---|---|---|---|---|---|']
-    for run, (speedup, efficiency) in zip(runs, _speedups(runs)):
-        timing = run.timing
-        lines.append('| %d | %d | %d | %.1f | %.3f | %.0f | %.3f | %.0f | %.2f | %.2f |' % (
-            run.towers, run.global_batch, timing['steps'], timing['sum_step_sec'],
-            timing['mean_step_sec'], timing['examples_per_sec_mean'], timing['median_step_sec'],
-            timing['examples_per_sec'], speedup, efficiency))
-    return '\n'.join(lines)
+    return reports.markdown_table(
+        ['towers', 'global batch', 'steps', 'total time (s)', 'mean step (s)',
+         'images/sec (mean)', 'median step (s)', 'images/sec (median)', 'speed-up',
+         'efficiency'],
+        [[run.towers, run.global_batch, run.timing['steps'], run.timing['sum_step_sec'],
+          run.timing['mean_step_sec'], run.timing['examples_per_sec_mean'],
+          run.timing['median_step_sec'], run.timing['examples_per_sec'], speedup, efficiency]
+         for run, (speedup, efficiency) in zip(runs, _speedups(runs))],
+        ['%d', '%d', '%d', '%.1f', '%.3f', '%.0f', '%.3f', '%.0f', '%.2f', '%.2f'])
 
 
 def save_chart(runs, path, title):
@@ -151,4 +150,4 @@ def save_chart(runs, path, title):
         axes.legend(fontsize='small', loc='upper left')
     figure.suptitle(title, fontsize='medium')
     figure.tight_layout()
-    write_file_atomically(path, figure.savefig)
+    reports.save_figure(path, figure)

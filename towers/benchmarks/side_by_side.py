@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from towers import reports
 from towers.training import side_by_side
 from towers.compat import tf
 from towers.errors import TowersError
@@ -169,13 +170,11 @@ def compare(child_command, names, repeats):
 def format_table(results, names, steps):
     """The medians as a Markdown table, with each time's ratio to side by side."""
     base = results['side_by_side']
-    lines = ['| %d models (%s), %d steps | steps (s) | vs side by side | whole run (s) | '
-             'vs side by side | peak memory (MiB) |' % (len(names), ', '.join(names), steps),
-             '|---|---|---|---|---|---|']
-    for kind in CONFIGURATIONS:
-        row = results[kind]
-        lines.append('| %s | %.1f | %.2f | %.1f | %.2f | %.0f |'
-                     % (kind.replace('_', ' '), row['steps_sec'],
-                        row['steps_sec'] / base['steps_sec'], row['wall_sec'],
-                        row['wall_sec'] / base['wall_sec'], row['peak_rss_mb']))
-    return '\n'.join(lines)
+    return reports.markdown_table(
+        ['%d models (%s), %d steps' % (len(names), ', '.join(names), steps), 'steps (s)',
+         'vs side by side', 'whole run (s)', 'vs side by side', 'peak memory (MiB)'],
+        [[kind.replace('_', ' '), results[kind]['steps_sec'],
+          results[kind]['steps_sec'] / base['steps_sec'], results[kind]['wall_sec'],
+          results[kind]['wall_sec'] / base['wall_sec'], results[kind]['peak_rss_mb']]
+         for kind in CONFIGURATIONS],
+        ['%s', '%.1f', '%.2f', '%.1f', '%.2f', '%.0f'])

@@ -1,0 +1,145 @@
+"""A trained network restored from a checkpoint and run: the one way every evaluation does it.
+
+    with Restored(build_fn, checkpoint, example=images[:1], any_batch_size=True) as net:
+        outputs = [net.run(batch) for batch in batches]          # fed through placeholders
+    with Restored(build_from_input_pipeline, checkpoint, var_list=averages) as net:
+        counts = sum(net.run() for _ in range(num_batches))      # an input pipeline in the graph
+    outputs = predict(build_fn, checkpoint, images, batch_size=8)   # arrays in, arrays out
+
+The network is built in a graph of its own (the caller's default graph is left as it was),
+every global variable (or the given var list) is restored, and its failures are one line
+naming the checkpoint.
+"""
+import numpy as np
+
+from towers.compat import tf
+from towers.errors import TowersError
+
+
+def restore_checkpoint(saver, sess, checkpoint):
+    """`saver.restore`, with its failures as one line naming `checkpoint`."""
+    try:
+        saver.restore(sess, checkpoint)
+    except ValueError as err:
+        raise TowersError('cannot restore the network from checkpoint %s: %s'
+                          % (checkpoint, err))
+    except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+        # TensorFlow's message is a paragraph of advice; the cause is its last unindented line
+        # (e.g. "Key conv1/weights not found in checkpoint").
+        cause = [line for line in err.message.split('\n') if line[:1].strip()][-1]
+        raise TowersError("checkpoint %s does not hold the network's variables: %s"
+                          % (checkpoint, cause))
+
+
+def placeholders_like(example, any_batch_size=False):
+    """Placeholders of the dtypes and shapes of `example`'s arrays, in its structure; the
+    first dimension left open with `any_batch_size`."""
+    def placeholder(array):
+        shape = np.shape(array)
+        return tf.placeholder(tf.as_dtype(np.asarray(array).dtype),
+                              (None,) + shape[1:] if any_batch_size else shape)
+    return tf.nest.map_structure(placeholder, example)
+
+
+def feed(placeholders, batch):
+    """The feed dict giving each placeholder its array of `batch` (the same structure).
+
+    Raises:
+      TowersError: `batch` is not structured as the placeholders.
+    """
+    try:
+        tf.nest.assert_same_structure(placeholders, batch)
+    except (ValueError, TypeError) as err:
+        raise TowersError('a batch is not structured as the first one: %s' % err)
+    return dict(zip(tf.nest.flatten(placeholders), tf.nest.flatten(batch)))
+
+
+class Restored:
+    """A network restored from a checkpoint in a graph and session of its own.
+
+    Args:
+      build_fn: builds the network in test mode (no dropout, batch-norm moving statistics)
+        and returns what `run` fetches (e.g. a dict name -> tensor). Called with placeholders
+        structured and shaped as `example` when it is given, else with no argument (the
+        network reads an input pipeline of its own).
+      checkpoint: the checkpoint prefix, e.g. '/tmp/train/model.ckpt-1000'.
+      example: a batch (a numpy array or a nested structure of them) whose dtypes and shapes
+        the placeholders take, or None.
+      any_batch_size: leave the placeholders' first dimension open (batches of any size).
+      var_list: a function of no arguments, called after `build_fn`, returning the
+        `tf.train.Saver` var list (e.g. moving averages restored into the variables); every
+        global variable by default.
+      config: the session's `tf.ConfigProto` (devices, threads), or None.
+
+    Attributes:
+      graph: the network's graph.
+      outputs: what `build_fn` returned.
+
+    Raises:
+      TowersError: naming `checkpoint`, when it is missing or does not hold the network's
+        variables.
+    """
+
+    def __init__(self, build_fn, checkpoint, example=None, any_batch_size=False, var_list=None,
+                 config=None):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            self._placeholders = (None if example is None
+                                  else placeholders_like(example, any_batch_size))
+            self.outputs = (build_fn() if example is None else build_fn(self._placeholders))
+            saver = tf.train.Saver(tf.global_variables() if var_list is None else var_list())
+            # Lookup tables are not variables: initialised here, once.
+            tables = tf.tables_initializer()
+        self._session = tf.Session(graph=self.graph, config=config)
+        try:
+            self._session.run(tables)
+            restore_checkpoint(saver, self._session, checkpoint)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, batch=None, fetches=None):
+        """Runs `fetches` (default: `outputs`) with the placeholders fed `batch`; numpy values
+        come back."""
+        return self._session.run(self.outputs if fetches is None else fetches,
+                                 None if batch is None else feed(self._placeholders, batch))
+
+    def close(self):
+        self._session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None):
+    """Runs a network restored from `checkpoint` on `inputs`, `batch_size` rows at a time.
+
+    Args:
+      build_fn: called once with a placeholder [b, ...] of `inputs`' dtype and row shape;
+        builds the network in test mode and returns a dict of tensors [b, ...].
+      checkpoint: the checkpoint prefix to restore.
+      inputs: [n, ...] array, n >= 1.
+      batch_size: rows per run; the results do not depend on it in test mode.
+      config: the `tf.ConfigProto` of the session, or None.
+      names: the keys of `build_fn`'s dict to compute; None for all of them.
+
+    Returns:
+      A dict from each of `names` to a numpy array [n, ...].
+
+    Raises:
+      TowersError: naming `checkpoint`, when it is missing or does not hold the network's
+        variables.
+    """
+    inputs = np.asarray(inputs)
+
+    def build(placeholder):
+        outputs = build_fn(placeholder)
+        return {name: outputs[name] for name in (outputs if names is None else names)}
+
+    with Restored(build, checkpoint, inputs[:1], any_batch_size=True, config=config) as net:
+        batches = [net.run(inputs[start:start + batch_size])
+                   for start in range(0, len(inputs), batch_size)]
+    return {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}
