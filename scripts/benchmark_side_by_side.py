@@ -15,7 +15,7 @@ import os
 import sys
 
 import towers
-from models.segmentation import architectures, inputs, recipe
+from models.side_by_side import architectures, inputs, recipe
 from towers import cli, flags, reports
 from towers.benchmarks import side_by_side as bench
 
@@ -51,7 +51,7 @@ def child(args):
     data = inputs.load_split('folder', args.data_dir, 'train', args.image_size)
     global_batch = args.batch_size * args.num_gpus
     result = bench.measure_child(
-        recipe.side_by_side(args.models), lambda: inputs.training_inputs(data, global_batch),
+        recipe.side_by_side(args.models), lambda: inputs.training_input(data, global_batch),
         setup, args.warmup_steps, args.steps,
         (args.child_barrier, int(args.child_count), int(args.child_index)))
     print(json.dumps(result))
@@ -62,7 +62,7 @@ def main(argv):
     args = parse_args(argv)
     if args.child_barrier:
         return child(args)
-    data_dir = args.data_dir or inputs.default_data_dir('folder')
+    data_dir = inputs.locate_or_generate('folder', args.data_dir)
 
     def child_command(names, barrier, count, index):
         # The last of a repeated flag wins, so the child takes the parent's flags and these.

@@ -34,7 +34,7 @@ def _probabilities(images):
 def main(argv):
     args = _parse_args(argv)
     checkpoint = evaluation.checkpoint_from_flags(args)
-    test = reader.load_split(synthetic.locate_or_generate(args.data_dir), 'test')
+    test = reader.evaluation_input(synthetic.locate_or_generate(args.data_dir))
     probabilities = evaluation.predict(
         _probabilities, checkpoint, test.images, args.batch_size,
         configure_devices(1).config)['probabilities']

@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from models.datasets.image_folder import reader, synthetic
-from models.vgg16_transfer import model as vgg16_transfer
+from models.image_folder import model as vgg16_transfer
 from towers import cli, configure_devices, evaluation, flags, reports
 
 
@@ -24,7 +24,7 @@ def parse_args(argv):
                               '/tmp/image_folder_eval', batch_size=32)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding test/<class>/*.jpeg. Default: the generated '
-                             'set in %s, written if missing.' % synthetic.DEFAULT_DIR)
+                             'set in %s, written if missing.' % synthetic.DEFAULT_DATA_DIR)
     parser.add_argument('--split', choices=reader.SPLITS, default='test')
     return parser.parse_args(argv)
 
@@ -33,12 +33,12 @@ def main(argv):
     args = parse_args(argv)
     classes, image_size = vgg16_transfer.load_spec(evaluation.train_dir_from_flags(args))
     checkpoint = evaluation.checkpoint_from_flags(args)
-    data_dir = args.data_dir or synthetic.ensure_default_dataset()
+    data_dir = synthetic.locate_or_generate(args.data_dir)
     split = reader.list_split(data_dir, args.split, classes)
     network = vgg16_transfer.Vgg16Transfer(len(classes), image_size)
-    with reader.reporting_undecodable(split.paths):
+    with reader.naming_bad_input(split.paths):
         probabilities = evaluation.predict(
-            lambda paths: {'probabilities': network(reader.decode_images(paths, image_size),
+            lambda paths: {'probabilities': network(reader.evaluation_input(paths, image_size),
                                                     training=False)},
             checkpoint, np.array([path.encode() for path in split.paths]), args.batch_size,
             configure_devices(1).config)['probabilities']

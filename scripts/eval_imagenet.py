@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from models.datasets.imagenet import reader, synthetic
-from models.resnet import model
+from models.imagenet import model
 from towers import TowersError, cli, evaluation, flags, reports
 from towers.compat import tf
 
@@ -56,7 +56,7 @@ def main(argv):
     def counts():
         """[batch, 1 + hits]: column 0 counts the images (the last batch is smaller), the
         others count each kind of hit, named in order; and how many batches the split has."""
-        crops, labels, num_batches = reader.eval_inputs(source, args.batch_size,
+        crops, labels, num_batches = reader.evaluation_input(source, args.batch_size,
                                                         args.image_size, args.ten_crop)
         hits = net.evaluation(crops, labels)
         evaluation.require_variables(checkpoint, [v.op.name for v in tf.global_variables()],
@@ -66,7 +66,7 @@ def main(argv):
                          + [tf.cast(hits[name], tf.int64) for name in names], axis=1),
                 names, num_batches)
 
-    with reader.reporting_bad_records(source), evaluation.Restored(counts, checkpoint) as run:
+    with reader.naming_bad_input(source), evaluation.Restored(counts, checkpoint) as run:
         batch_counts, names, num_batches = run.outputs
         totals = sum(np.sum(run.run(fetches=batch_counts), axis=0) for _ in range(num_batches))
     results = {name: float(hits) / totals[0] for name, hits in zip(names, totals[1:])}

@@ -22,7 +22,7 @@ def parse_args(argv):
                               '/tmp/segdec_eval', batch_size=8)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
-                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
+                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DATA_DIR)
     parser.add_argument('--subset', choices=kolektor_input.SUBSETS, default='test')
     parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common')
     parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
@@ -37,9 +37,9 @@ def main(argv):
     args = parse_args(argv)
     height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
     checkpoint = evaluation.checkpoint_from_flags(args)
-    data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
-    data = kolektor_input.load_split(data_dir, args.subset, height, width, args.split,
-                                     args.dilate, segdec.OUTPUT_STRIDE)
+    data_dir = kolektor_synthetic.locate_or_generate(args.data_dir)
+    data = kolektor_input.evaluation_input(data_dir, height, width, args.subset, args.split,
+                                           args.dilate, segdec.OUTPUT_STRIDE)
     if data.labels.all() or not data.labels.any():
         raise TowersError('the %s images of %s must include both defective and defect-free '
                           'ones for average precision' % (args.subset, data_dir))

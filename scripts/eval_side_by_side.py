@@ -12,7 +12,7 @@ panels/<name>.png [image | truth | model 1 | model 2 | ...] for the first --num_
 """
 import os
 
-from models.segmentation import architectures, inputs, model
+from models.side_by_side import architectures, inputs, model
 from towers import TowersError, cli, configure_devices, evaluation, flags, reports
 from towers.compat import tf
 from towers.training import side_by_side
@@ -25,11 +25,7 @@ def parse_args(argv):
     parser.add_argument('--models', type=architectures.parse_list, default=None,
                         help='Comma-separated models to evaluate (default: every model in the '
                              'checkpoint).')
-    parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder')
-    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
-                        help='The data set; default: the generated one in its format.')
-    parser.add_argument('--image_size', type=flags.positive_int, default=128,
-                        help='Side of the square input, as in training.')
+    inputs.add_data_flags(parser, 'Side of the square input, as in training.')
     parser.add_argument('--num_panels', type=flags.non_negative_int, default=4)
     return parser.parse_args(argv)
 
@@ -54,8 +50,7 @@ def main(argv):
     if not names:
         raise TowersError('checkpoint %s holds none of the models %s'
                           % (checkpoint, ', '.join(architectures.names())))
-    data_dir = args.data_dir or inputs.default_data_dir(args.dataset)
-    data = inputs.load_split(args.dataset, data_dir, 'test', args.image_size)
+    data_dir, data = inputs.load_flagged_split(args, 'test')
     config = configure_devices(1).config
     masks = {name: predict(name, checkpoint, data.images, args.batch_size, config)
              for name in names}

@@ -13,7 +13,7 @@ from towers import TowersError, cli, flags
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--data_dir', default=kolektor_synthetic.DEFAULT_DIR,
+    parser.add_argument('--data_dir', default=kolektor_synthetic.DEFAULT_DATA_DIR,
                         help='The folder to create; it must not exist yet.')
     parser.add_argument('--num_items', type=flags.positive_int,
                         default=kolektor_synthetic.NUM_ITEMS)

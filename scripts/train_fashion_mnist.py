@@ -43,7 +43,7 @@ def main(argv):
         split = reader.load_split(synthetic.locate_or_generate(args.data_dir), 'train')
         max_steps = args.max_steps or reader.steps_for_epochs(len(split.labels), args.epochs,
                                                               global_batch)
-        return towers.fit(FashionMnistRecipe(), lambda: reader.train_input(split, global_batch),
+        return towers.fit(FashionMnistRecipe(), lambda: reader.training_input(split, global_batch),
                           setup, role, args.train_dir, max_steps,
                           examples_per_step=global_batch, **flags.fit_options(args))
 

@@ -4,7 +4,7 @@
         --train_dir /tmp/image_folder_train
 
 The model is Keras' VGG16 without its top, frozen but for its last four layers, under a new
-softmax classifier (see `models.vgg16_transfer`), trained with Adam on `--image_size` squares of
+softmax classifier (see `models.image_folder`), trained with Adam on `--image_size` squares of
 the images of `--data_dir`/train, labelled by their folders. VGG16 starts from random values
 unless `--weights` names a Keras HDF5 file of its weights (e.g. ImageNet's). Without --data_dir
 a generated OCT2017-format set is used (written on first use). Each tower is compiled with XLA
@@ -17,8 +17,8 @@ import math
 
 import towers
 from models.datasets.image_folder import reader, synthetic
-from models.vgg16_transfer import model as vgg16_transfer
-from models.vgg16_transfer.recipe import DEFAULT_MODE, LEARNING_RATE, Vgg16TransferRecipe
+from models.image_folder import model as vgg16_transfer
+from models.image_folder.recipe import DEFAULT_MODE, LEARNING_RATE, Vgg16TransferRecipe
 from towers import cli, flags
 from towers import cluster
 
@@ -33,7 +33,7 @@ def parse_args(argv):
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding train/<class>/*.jpeg (and test/), e.g. '
                              'OCT2017. Default: the generated set in %s, written if missing.'
-                             % synthetic.DEFAULT_DIR)
+                             % synthetic.DEFAULT_DATA_DIR)
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/image_folder_train',
                         help='Checkpoints, event logs and model.json; training resumes from '
                              'the newest checkpoint here.')
@@ -68,7 +68,7 @@ def main(argv):
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):
-        data_dir = args.data_dir or synthetic.ensure_default_dataset()
+        data_dir = synthetic.locate_or_generate(args.data_dir)
         split = reader.list_split(data_dir, 'train', labels)
         network = vgg16_transfer.Vgg16Transfer(len(split.classes), args.image_size,
                                                args.weights)
@@ -77,10 +77,10 @@ def main(argv):
         log.info('training %s on %dx%d images until global step %d (%d images a step)',
                  ', '.join(split.classes), args.image_size, args.image_size, max_steps,
                  global_batch)
-        with reader.reporting_undecodable(split.paths):
+        with reader.naming_bad_input(split.paths):
             return towers.fit(
                 Vgg16TransferRecipe(network, args.learning_rate),
-                lambda: reader.training_inputs(split, args.image_size, global_batch),
+                lambda: reader.training_input(split, args.image_size, global_batch),
                 setup, role, args.train_dir, max_steps, global_batch,
                 **flags.fit_options(args))
 

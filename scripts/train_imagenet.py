@@ -5,7 +5,7 @@
 
 SGD with momentum 0.9, the learning rate 0.05 x (global batch / 128) warmed up over the first
 epoch and decayed by a cosine over the rest, softmax cross entropy with label smoothing 0.1 and
-1e-4 x the kernels' L2 loss; the reference's augmentation (see `models.resnet`). The input is
+1e-4 x the kernels' L2 loss; the reference's augmentation (see `models.imagenet`). The input is
 the TFRecord shards in `--data_dir`, or with `--list_file` that list of the JPEGs under
 `--data_dir`; without shards there, a generated ImageNet-format set, which the log says.
 Checkpoints carry tf-slim's variable names; an existing `--train_dir` is resumed. With the
@@ -15,7 +15,7 @@ import logging
 
 import towers
 from models.datasets.imagenet import reader, synthetic
-from models.resnet import model, recipe as resnet_recipe
+from models.imagenet import model, recipe as resnet_recipe
 from towers import cli, flags
 from towers import cluster
 
@@ -79,9 +79,9 @@ def main(argv):
         log.info('%s: peak learning rate %g, warmup %d steps, cosine to step %d',
                  net.scope, schedule.peak, schedule.warmup_steps, schedule.total_steps)
         global_batch = args.batch_size * len(setup.tower_devices)
-        with reader.reporting_bad_records(source):
+        with reader.naming_bad_input(source):
             return towers.fit(
-                recipe, lambda: reader.train_inputs(source, global_batch, args.image_size),
+                recipe, lambda: reader.training_input(source, global_batch, args.image_size),
                 setup, role, args.train_dir, args.max_steps or schedule.total_steps,
                 examples_per_step=global_batch, **flags.fit_options(args))
 

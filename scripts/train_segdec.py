@@ -25,7 +25,7 @@ def parse_args(argv):
     flags.add_training_flags(parser, save_checkpoint_steps=200)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
-                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DIR)
+                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DATA_DIR)
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/segdec_train',
                         help='Checkpoints and event logs; training resumes from the newest '
                              'checkpoint here.')
@@ -77,7 +77,7 @@ def main(argv):
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):
-        data_dir = args.data_dir or kolektor_synthetic.ensure_default_dataset()
+        data_dir = kolektor_synthetic.locate_or_generate(args.data_dir)
         data = kolektor_input.load_split(data_dir, 'train', height, width, args.split,
                                          args.dilate, segdec.OUTPUT_STRIDE)
         log.info('training on %d images of %s (%d defective), %dx%d',
@@ -92,7 +92,7 @@ def main(argv):
             net = segdec.SegDecNet(args.variant, frozen_segment=objective == 'decision')
             result = towers.fit(
                 recipe.SegDecRecipe(net, args.learn_rate),
-                lambda: kolektor_input.training_inputs(data, args.num_gpus, args.batch_size,
+                lambda: kolektor_input.training_input(data, args.num_gpus, args.batch_size,
                                                        args.seed),
                 setup, role, args.train_dir, end_step, global_batch, objective=objective,
                 **flags.fit_options(args))

@@ -15,7 +15,7 @@ import logging
 import math
 
 import towers
-from models.segmentation import architectures, inputs, recipe
+from models.side_by_side import architectures, inputs, recipe
 from towers import cli, flags
 from towers.training import preemption
 from towers.training import side_by_side
@@ -30,16 +30,10 @@ def parse_args(argv):
                         help='Comma-separated models to train side by side, among %s '
                              '(default unet,linknet,fpn).' % ', '.join(architectures.names()))
     flags.add_training_flags(parser, cluster=False, save_checkpoint_steps=500)
-    parser.add_argument('--dataset', choices=inputs.DATASETS, default='folder',
-                        help='folder: train/images/NAME.png|jpg with train/masks/NAME.png; '
-                             'kolektor: KolektorSDD (folders kos01..kos50).')
-    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
-                        help='The data set; default: a generated one in its format.')
+    inputs.add_data_flags(parser, 'Side of the square input, a multiple of 32 (default 128).')
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/side_by_side_train',
                         help='Checkpoints, and one TensorBoard run per model; training '
                              'resumes from the newest checkpoint here.')
-    parser.add_argument('--image_size', type=flags.positive_int, default=128,
-                        help='Side of the square input, a multiple of 32 (default 128).')
     parser.add_argument('--batch_size', type=flags.positive_int, default=32,
                         help='Images per tower and step (the reference: 32 on one GPU).')
     length = parser.add_mutually_exclusive_group()
@@ -57,8 +51,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    data_dir = args.data_dir or inputs.default_data_dir(args.dataset)
-    data = inputs.load_split(args.dataset, data_dir, 'train', args.image_size)
+    data_dir, data = inputs.load_flagged_split(args, 'train')
     global_batch = args.batch_size * args.num_gpus
     max_steps = args.max_steps or int(math.ceil(args.epochs * len(data.names) / global_batch))
     log.info('training %s side by side on %d images of %s at %dx%d, %d steps of %d images',
@@ -71,7 +64,7 @@ def main(argv):
     with preemption.stop_signals() as stop:
         side_by_side.fit(
             recipe.side_by_side(args.models, args.learning_rate),
-            lambda: inputs.training_inputs(data, global_batch, args.seed), setup,
+            lambda: inputs.training_input(data, global_batch, args.seed), setup,
             args.train_dir, max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
             save_summaries_steps=args.save_summaries_steps, **flags.fit_options(args))
     return stop.exit_status if stop.requested else 0

@@ -206,7 +206,7 @@ def tiny_fashion_mnist(data_dir):
 
 TINY_DATA_SETS = {'cifar10': tiny_cifar, 'fashion_mnist': tiny_fashion_mnist,
                   'image_folder': tiny_image_folder,
-                  'resnet50': tiny_imagenet, 'segdec': tiny_kolektor}
+                  'imagenet': tiny_imagenet, 'segdec': tiny_kolektor}
 
 
 @pytest.mark.parametrize('name', registry.names())

@@ -118,10 +118,10 @@ def test_generated_classes_are_told_apart_by_their_patterns():
 
 
 def test_without_data_a_set_is_generated_once_and_announced(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger='models')
+    caplog.set_level(logging.INFO, logger='towers.datasets')
     first = cifar10_synthetic.locate_or_generate(str(tmp_path), download=False)
     assert first == str(tmp_path / cifar10_synthetic.GENERATED_DIR)
-    assert 'generated a CIFAR-10-format data set' in caplog.text
+    assert 'generated a set in the CIFAR-10 format' in caplog.text
     caplog.clear()
     assert cifar10_synthetic.locate_or_generate(str(tmp_path), download=False) == first
     assert 'generated a' not in caplog.text and 'using the GENERATED' in caplog.text

@@ -117,7 +117,7 @@ def test_training_input_scales_pixels_and_one_hot_encodes_labels_in_static_shape
     images, labels = examples(6)
     reader.write_split(str(tmp_path), 'train', images, labels, compress=False)
     split = reader.load_split(str(tmp_path), 'train')
-    batch_images, batch_labels = reader.train_input(split, 6, shuffle_buffer=1)
+    batch_images, batch_labels = reader.training_input(split, 6, shuffle_buffer=1)
     assert batch_images.shape.as_list() == [6, 28, 28, 1]
     assert batch_labels.shape.as_list() == [6, 10]
     with tf.Session() as sess:
@@ -129,7 +129,7 @@ def test_training_input_scales_pixels_and_one_hot_encodes_labels_in_static_shape
 def test_training_batches_cross_epoch_boundaries_as_shuffle_repeat_batch_does(tmp_path):
     images, labels = examples(5)
     reader.write_split(str(tmp_path), 'train', images, labels)
-    _, batch_labels = reader.train_input(reader.load_split(str(tmp_path), 'train'), 4,
+    _, batch_labels = reader.training_input(reader.load_split(str(tmp_path), 'train'), 4,
                                          shuffle_buffer=1)
     with tf.Session() as sess:
         drawn = np.concatenate([sess.run(batch_labels).argmax(axis=1) for _ in range(5)])

@@ -75,7 +75,7 @@ def test_a_training_batch_of_one_epochs_size_holds_every_image_once_with_its_lab
         for index in range(3):
             write_jpeg(str(tmp_path / 'train' / name / ('%d.jpeg' % index)), value=value)
     split = reader.list_split(str(tmp_path), 'train')
-    images, labels = run(reader.training_inputs(split, 32, 6))
+    images, labels = run(reader.training_input(split, 32, 6))
     assert images.shape == (6, 32, 32, 3) and labels.dtype == np.int32
     assert sorted(labels) == [0, 0, 0, 1, 1, 1]
     np.testing.assert_array_equal(images.mean(axis=(1, 2, 3)) > 0.5, labels == 1)
@@ -136,9 +136,9 @@ def test_a_jpeg_damaged_between_its_markers_fails_training_with_an_error_naming_
     damage_between_markers(damaged)
     split = reader.list_split(str(tmp_path), 'train')
     assert damaged in split.paths and not split.skipped['corrupt']
-    batch = reader.training_inputs(split, 8, 6)
+    batch = reader.training_input(split, 8, 6)
     with pytest.raises(towers.TowersError) as raised:
-        with reader.reporting_undecodable(split.paths):
+        with reader.naming_bad_input(split.paths):
             run(batch)
     assert str(raised.value) == (
         'cannot decode image %s: jpeg::Uncompress failed. Invalid JPEG data or crop window; '
@@ -149,18 +149,18 @@ def test_a_damaged_jpeg_among_evaluated_paths_is_an_error_naming_it(tmp_path):
     paths = [write_jpeg(str(tmp_path / ('%d.jpeg' % index))) for index in range(3)]
     damage_between_markers(paths[2])
     with pytest.raises(towers.TowersError, match='cannot decode image %s: ' % paths[2]):
-        with reader.reporting_undecodable(paths):
-            run(reader.decode_images(tf.constant(paths), 8))
+        with reader.naming_bad_input(paths):
+            run(reader.evaluation_input(tf.constant(paths), 8))
 
 
 def test_other_errors_pass_through_the_report_of_undecodable_images(tmp_path):
     path = write_jpeg(str(tmp_path / 'whole.jpeg'))
     with pytest.raises(tf.errors.InvalidArgumentError, match='Invalid JPEG data'):
-        with reader.reporting_undecodable([path]):
+        with reader.naming_bad_input([path]):
             # A decode failure whose file is not among the paths: nothing to name.
             run(tf.io.decode_jpeg(tf.constant(b'\xff\xd8\xff\xc4\x00\x02\xff\xd9')))
     with pytest.raises(tf.errors.InvalidArgumentError, match='label'):
-        with reader.reporting_undecodable([path]):
+        with reader.naming_bad_input([path]):
             run(tf.debugging.assert_less(tf.constant(200), 10, message='label'))
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import towers
-from models.vgg16_transfer import model as vgg16_transfer
-from models.vgg16_transfer.recipe import Vgg16TransferRecipe
+from models.image_folder import model as vgg16_transfer
+from models.image_folder.recipe import Vgg16TransferRecipe
 from towers.cluster.roles import SingleProcess
 from towers.compat import keras, tf
 

@@ -27,7 +27,7 @@ def run_all(tensors, num_batches):
 
 def eval_batches(source, ten_crop=False):
     """Every image of `source` once, as (crops [n, k, S, S, 3], labels [n])."""
-    crops, labels, num_batches = reader.eval_inputs(source, 4, SIZE, ten_crop)
+    crops, labels, num_batches = reader.evaluation_input(source, 4, SIZE, ten_crop)
     batches = run_all([crops, labels], num_batches)
     return (np.concatenate([b[0] for b in batches]), np.concatenate([b[1] for b in batches]))
 
@@ -58,11 +58,11 @@ def shard_dir(tmp_path, records, split=reader.TRAIN):
 def read_through(source, training=False):
     """Runs a pipeline over `source` as the scripts do: to its end, or for training 10
     batches of 2 (shuffled, so that every record of a tiny source is surely among them)."""
-    with reader.reporting_bad_records(source):
+    with reader.naming_bad_input(source):
         if training:
-            run_all(reader.train_inputs(source, 2, SIZE), 10)
+            run_all(reader.training_input(source, 2, SIZE), 10)
         else:
-            crops, labels, num_batches = reader.eval_inputs(source, 2, SIZE, False)
+            crops, labels, num_batches = reader.evaluation_input(source, 2, SIZE, False)
             run_all([crops, labels], num_batches)
 
 
@@ -113,7 +113,7 @@ def test_shards_and_list_file_of_the_generated_set_give_the_same_images_and_labe
 @pytest.mark.parametrize('form', ['shards', 'list file'])
 def test_training_batches_are_normalised_crops_with_class_indices(generated, form):
     source = open_generated(generated, form)
-    images, labels = reader.train_inputs(source, 6, SIZE)
+    images, labels = reader.training_input(source, 6, SIZE)
     assert images.shape.as_list() == [6, SIZE, SIZE, 3] and images.dtype == tf.float32
     assert labels.shape.as_list() == [6] and labels.dtype == tf.int32
     batch_images, batch_labels = run_all([images, labels], 1)[0]
@@ -126,7 +126,7 @@ def test_training_batches_are_normalised_crops_with_class_indices(generated, for
 def test_training_views_of_one_image_are_each_drawn_anew(tmp_path):
     encoded, _ = jpeg_of_size(60, 80)
     data_dir, _ = shard_dir(tmp_path, [example(encoded, 5)])
-    images, labels = reader.train_inputs(reader.Shards(data_dir, reader.TRAIN), 6, SIZE)
+    images, labels = reader.training_input(reader.Shards(data_dir, reader.TRAIN), 6, SIZE)
     views, view_labels = run_all([images, labels], 1)[0]
     np.testing.assert_array_equal(view_labels, [4] * 6)
     assert len({view.tobytes() for view in views}) == 6
@@ -161,15 +161,15 @@ def test_ten_crops_are_centre_and_corners_then_the_same_of_the_mirror_image(tmp_
 
 
 def test_without_shards_a_set_is_generated_once_and_announced(tmp_path, caplog, monkeypatch):
-    caplog.set_level('INFO', logger='models')
+    caplog.set_level('INFO', logger='towers.datasets')
     monkeypatch.setattr(synthetic, 'TRAIN_PER_CLASS', 1)
     monkeypatch.setattr(synthetic, 'VALIDATION_PER_CLASS', 1)
     first = synthetic.locate_or_generate(str(tmp_path), reader.TRAIN)
     assert first == str(tmp_path / synthetic.GENERATED_DIR)
-    assert 'generated an ImageNet-format data set' in caplog.text
+    assert 'generated a set in the ImageNet format' in caplog.text
     caplog.clear()
     assert synthetic.locate_or_generate(str(tmp_path), reader.VALIDATION) == first
-    assert 'generated an' not in caplog.text and 'using the GENERATED' in caplog.text
+    assert 'generated a' not in caplog.text and 'using the GENERATED' in caplog.text
 
 
 def test_shards_in_the_data_dir_take_precedence_over_a_generated_set(tmp_path):

@@ -118,12 +118,12 @@ def test_training_without_both_kinds_of_image_is_refused():
         next(kolektor_input.alternating_order(np.zeros(4), 1, 1))
 
 
-def test_training_inputs_give_float_batches_of_every_tower():
+def test_training_input_gives_float_batches_of_every_tower():
     data = kolektor_input.KolektorSplit(
         images=np.stack([_grey(16, 8, 255), _grey(16, 8, 0)]),
         pixel_labels=np.stack([np.ones([2, 1], np.uint8), np.zeros([2, 1], np.uint8)]),
         labels=np.array([1, 0], np.int32), names=['kos01/Part0', 'kos01/Part1'])
-    images, pixels, labels = kolektor_input.training_inputs(data, num_towers=2, batch_size=1)
+    images, pixels, labels = kolektor_input.training_input(data, num_towers=2, batch_size=1)
     assert images.shape.as_list() == [2, 16, 8, 1] and pixels.shape.as_list() == [2, 2, 1, 1]
     with tf.Session() as sess:
         values = sess.run([images, pixels, labels])

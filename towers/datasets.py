@@ -1,31 +1,136 @@
-"""Naming the input an input pipeline failed on, when TensorFlow's message names none.
+"""What every data set package shares: finding or generating the set, and naming a bad input.
 
-    with naming_failed_input(paths, lambda path: tf.io.decode_jpeg(tf.io.read_file(path)),
-                             lambda err: 'jpeg' in err.message.lower(),
-                             lambda path, cause: 'cannot decode image %s: %s' % (path, cause)):
-        session.run(batch)      # a pipeline that decodes `paths` in parallel
+Every package of `models/datasets/<set>/` offers the same names (see `models.datasets`):
+`locate_or_generate(data_dir)`, the set's `training_input(...)` and `evaluation_input(...)`;
+they build on these helpers, so that every set behaves alike:
 
-A failure inside a `tf.data` map (a damaged JPEG, say) reaches the session as an
-`InvalidArgumentError` saying what failed but not on which element. Only on that failure, the
-same op is built alone and run on each input in turn until it fails again: a pass over the
-inputs, paid only by a run that was stopping anyway.
+    data_dir = datasets.locate_or_generate(data_dir, FORMAT)       # real, or a generated set
+    image = datasets.open_image(path, 'L', 'the mask of Part3')       # one line naming a file
+    check = datasets.check(ok, where)          # an in-graph check naming the record it failed on
+    with datasets.naming_bad_input(datasets.Search(paths, decode, recognise, message)):
+        session.run(batch)                     # a pipeline failure -> one TowersError naming it
+
+A reader checks what it can before the graph runs and raises a `TowersError` naming the file
+and record. What only the graph finds (a record that does not decode) fails an in-graph
+`check` carrying the record's name, or an op whose message names no input, which
+`naming_bad_input` then finds by running the op alone on each input: a pass over the inputs,
+paid only by a run that was stopping anyway.
 """
+import collections
 import contextlib
 import logging
+import os
+import re
+
+from PIL import Image
 
 from towers.compat import tf
 from towers.errors import TowersError, tf_error_cause
 
 log = logging.getLogger(__name__)
 
+# The first element of an in-graph check's message, by which `naming_bad_input` finds it.
+_BAD_INPUT_TAG = 'bad input'
+_BAD_INPUT_MESSAGE = re.compile(r'\[%s\] \[([^\n]*)\]' % _BAD_INPUT_TAG)
+
+
+class Format(collections.namedtuple(
+        'Format', ['title', 'find', 'generate', 'generated_dir', 'real_files', 'description'])):
+    """A data set's format, as `locate_or_generate` needs it.
+
+    Attributes:
+      title: its name in log lines, e.g. 'CIFAR-10'.
+      find: a function (directory) -> the directory to read when `directory` holds the set,
+        or any part of it (a set that is there but incomplete is for its reader to name what
+        is missing), else None.
+      generate: a function (directory) writing a small learnable set in the format there.
+      generated_dir: the name of the folder under `data_dir` the generated set goes to.
+      real_files: what to put into `data_dir` to use the real set, for the log line.
+      description: a few words on the generated set, e.g. '12000 images of 10 classes'.
+    """
+    __slots__ = ()
+
+
+def locate_or_generate(data_dir, data_format):
+    """The directory of a data set to read: the real one, or a generated one in its format.
+
+    What `data_format.find` finds in `data_dir`; else the set generated earlier in
+    `data_dir/<generated_dir>`; else a set newly generated there. The choice is logged.
+
+    Args:
+      data_dir: the script's `--data_dir` (it may not exist yet).
+      data_format: the set's `Format`.
+
+    Returns:
+      The directory to read.
+    """
+    found = data_format.find(data_dir)
+    if found is not None:
+        log.info('using %s in %s', data_format.title, found)
+        return found
+    generated = os.path.join(data_dir, data_format.generated_dir)
+    found = data_format.find(generated)
+    if found is None:
+        os.makedirs(data_dir, exist_ok=True)
+        data_format.generate(generated)
+        found = data_format.find(generated)
+        log.info('no %s in %s: generated a set in the %s format there (%s)',
+                 data_format.title, data_dir, data_format.title, data_format.description)
+    log.info('using the GENERATED %s-format data set in %s; put %s into %s to use the real '
+             '%s', data_format.title, found, data_format.real_files, data_dir,
+             data_format.title)
+    return found
+
+
+def open_image(path, mode, what):
+    """The image file `path` in PIL `mode` ('L', 'RGB'), read whole.
+
+    Raises:
+      TowersError: naming `what` and the file, when it is missing or cannot be read.
+    """
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return image.convert(mode)
+    except FileNotFoundError:
+        raise TowersError('%s is missing: %s' % (what, path))
+    except (OSError, ValueError, SyntaxError) as err:
+        raise TowersError('cannot read %s %s: %s' % (what, path, err))
+
+
+def check(ok, where):
+    """An in-graph check of one input: an op that fails, naming it, unless `ok`.
+
+    Args:
+      ok: a scalar bool tensor.
+      where: a scalar string tensor naming the input and what is wrong with it, e.g.
+        'train-00001-of-00004: record 7: image/encoded is not a JPEG'; it becomes the message
+        of the `TowersError` `naming_bad_input` raises.
+
+    Returns:
+      The op; make the input's use depend on it.
+    """
+    return tf.debugging.Assert(ok, [_BAD_INPUT_TAG, where])
+
+
+Search = collections.namedtuple('Search', ['values', 'build_fn', 'recognise', 'message'])
+Search.__doc__ = """How to find the input a pipeline failed on when TensorFlow's message names
+none.
+
+Attributes:
+  values: the pipeline's inputs, e.g. file paths (strings).
+  build_fn: a function of a scalar string placeholder returning the op that may fail on one
+    of them (e.g. the decode), built once in a graph of its own.
+  recognise: a function of the `InvalidArgumentError`: whether it is that op's failure.
+  message: a function (value, cause) -> the error's text.
+"""
+
 
 def first_failing(values, build_fn):
     """The first of `values` on which `build_fn`'s op fails, and why.
 
     Args:
-      values: the inputs, e.g. file paths (strings).
-      build_fn: a function of a scalar string placeholder returning the tensor or op to run on
-        each value; built once, in a graph of its own.
+      values, build_fn: as `Search` has them.
 
     Returns:
       (value, the cause's line of TensorFlow's message), or None when every value passes.
@@ -44,28 +149,36 @@ def first_failing(values, build_fn):
 
 
 @contextlib.contextmanager
-def naming_failed_input(values, build_fn, recognise, message):
-    """Turns a pipeline's failure on one of `values` into a `TowersError` naming it.
+def naming_bad_input(search=None, check_files=None):
+    """Turns an input pipeline's failure on a bad input, in the block, into a `TowersError`
+    naming it.
 
     Args:
-      values, build_fn: as for `first_failing`: the pipeline's inputs and the op that may fail
-        on one of them.
-      recognise: a function of the `InvalidArgumentError` raised in the block: whether it is
-        that op's failure (other errors pass through).
-      message: a function (value, cause) -> the error's text.
+      search: a `Search` for failures whose message names no input, or None.
+      check_files: a function of no arguments that raises a `TowersError` naming a corrupt
+        file (called on a `DataLossError`), or None.
 
     Raises:
-      TowersError: with `message` of the first value that fails; the original error when none
-        does.
+      TowersError: a `check` failed (its `where`); or `search` recognised the failure and
+        found the first input that fails alone (its `message`); or `check_files` found a
+        corrupt file. Other errors, and failures no input is found for, pass through.
     """
     try:
         yield
     except tf.errors.InvalidArgumentError as err:
-        if not recognise(err):
+        match = _BAD_INPUT_MESSAGE.search(err.message)
+        if match is not None:
+            raise TowersError(match.group(1)) from None
+        if search is None or not search.recognise(err):
             raise
         log.info('an input failed inside the pipeline: running it alone on each of the %d '
-                 'inputs to find which', len(values))
-        found = first_failing(values, build_fn)
+                 'inputs to find which', len(search.values))
+        found = first_failing(search.values, search.build_fn)
         if found is None:
             raise
-        raise TowersError(message(*found)) from None
+        raise TowersError(search.message(*found)) from None
+    except tf.errors.DataLossError:
+        if check_files is None:
+            raise
+        check_files()
+        raise

@@ -77,6 +77,14 @@ def positive_float(text):
     return value
 
 
+def fraction(text):
+    """Flag type: a number strictly between 0 and 1."""
+    value = _float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError('expected a fraction between 0 and 1, got %s' % text)
+    return value
+
+
 def non_negative_float(text):
     """Flag type: a number >= 0."""
     value = _float(text)

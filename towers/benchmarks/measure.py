@@ -47,6 +47,15 @@ Attributes:
 """
 
 
+def in_memory_batch(*tensors):
+    """A batch held in local variables, filled at initialisation, so that a step reads it from
+    memory without an input pipeline: one variable per (name, shape, dtype, initializer),
+    under the variable scope 'in_memory'. Returns the tuple of them."""
+    with tf.variable_scope('in_memory'):
+        return tuple(tf.get_local_variable(name, shape, dtype, initializer)
+                     for name, shape, dtype, initializer in tensors)
+
+
 class TimedSession:
     """A configuration's step with its session open, to be timed in turns with others.
 

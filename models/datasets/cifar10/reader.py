@@ -5,7 +5,7 @@ The format (`cifar-10-batches-bin/`): `data_batch_1.bin` .. `data_batch_5.bin` (
 depth-major (1024 red bytes, 1024 green, 1024 blue, each row by row); and `batches.meta.txt`,
 the class names one per line.
 
-`distorted_inputs` is the training input: a random 24x24 crop, a random left-right flip,
+`training_input` (the tutorial's `distorted_inputs`) is the training input: a random 24x24 crop, a random left-right flip,
 random brightness and contrast, per-image standardization, shuffled through a buffer of 40% of
 an epoch. `inputs` is the evaluation input: the central 24x24 crop, standardized, in file order.
 Both decode and distort whole batches at once (a few ops per batch instead of a few per
@@ -255,7 +255,7 @@ def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
     return tf.data.make_one_shot_iterator(dataset).get_next()
 
 
-def distorted_inputs(data_dir, batch_size, use_fp16=False):
+def training_input(data_dir, batch_size, use_fp16=False):
     """Training batches with the tutorial's random distortions, shuffled, repeated forever.
 
     Args:
@@ -273,7 +273,7 @@ def distorted_inputs(data_dir, batch_size, use_fp16=False):
     return _batches(data_files(data_dir, False), batch_size, _distort, True, use_fp16)
 
 
-def inputs(eval_data, data_dir, batch_size, use_fp16=False):
+def evaluation_input(eval_data, data_dir, batch_size, use_fp16=False):
     """Evaluation batches: central crops in file order, repeated forever.
 
     Args:
@@ -290,3 +290,8 @@ def inputs(eval_data, data_dir, batch_size, use_fp16=False):
       TowersError: a file of the split is missing or truncated.
     """
     return _batches(data_files(data_dir, eval_data), batch_size, _central_crop, False, use_fp16)
+
+
+# The tutorial's names.
+distorted_inputs = training_input
+inputs = evaluation_input

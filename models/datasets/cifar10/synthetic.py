@@ -13,16 +13,16 @@ real set would be, so that a real CIFAR-10 put into `data_dir` later takes prece
 a function of the seed and the records per file alone: every process that generates it gets the
 same bytes.
 """
-import logging
 import os
 
 import numpy as np
 
 from models.datasets.cifar10 import reader as cifar10_input
+from towers import datasets
 from towers.files import write_directory_atomically
 
-log = logging.getLogger(__name__)
-
+# The tutorial's --data_dir when none is given.
+DEFAULT_DATA_DIR = '/tmp/cifar10_data'
 GENERATED_DIR = 'cifar-10-batches-generated'
 RECORDS_PER_FILE = 2000
 SEED = 0
@@ -96,12 +96,13 @@ def generate(batches_dir, records_per_file=RECORDS_PER_FILE, seed=SEED):
                                                                      parts[5]))
 
 
-def locate_or_generate(data_dir, download=True):
+def locate_or_generate(data_dir=DEFAULT_DATA_DIR, download=True):
     """The CIFAR-10 directory to read under `data_dir`, generating one when there is none.
 
-    In order: `data_dir/cifar-10-batches-bin`; `data_dir/cifar-10-binary.tar.gz`, extracted;
-    a set generated earlier in `data_dir/cifar-10-batches-generated`; the real set downloaded
-    (with `download`); and last a newly generated set. The choice is logged.
+    In order: `data_dir` itself when it is in the layout of `cifar-10-batches-bin`;
+    `data_dir/cifar-10-batches-bin`; `data_dir/cifar-10-binary.tar.gz`, extracted; a set
+    generated earlier in `data_dir/cifar-10-batches-generated`; the real set downloaded (with
+    `download`); and last a newly generated set. The choice is logged.
 
     Args:
       data_dir: the tutorial's `--data_dir`.
@@ -110,19 +111,20 @@ def locate_or_generate(data_dir, download=True):
     Returns:
       A directory in the layout of `cifar-10-batches-bin`.
     """
-    generated = os.path.join(data_dir, GENERATED_DIR)
-    batches_dir = cifar10_input.maybe_download_and_extract(data_dir, download=False)
-    if batches_dir is None and not cifar10_input.has_data(generated) and download:
-        batches_dir = cifar10_input.maybe_download_and_extract(data_dir, download=True)
-    if batches_dir is not None:
-        log.info('using CIFAR-10 in %s', batches_dir)
-        return batches_dir
-    if not cifar10_input.has_data(generated):
-        os.makedirs(data_dir, exist_ok=True)
-        generate(generated)
-        log.info('no CIFAR-10 in %s: generated a CIFAR-10-format data set there '
-                 '(%d training and %d test images of %d learnable classes)', data_dir,
-                 5 * RECORDS_PER_FILE, RECORDS_PER_FILE, cifar10_input.NUM_CLASSES)
-    log.info('using the GENERATED CIFAR-10-format data set in %s; put cifar-10-batches-bin or '
-             'cifar-10-binary.tar.gz into %s to train on the real CIFAR-10', generated, data_dir)
-    return generated
+    if (download and FORMAT.find(data_dir) is None
+            and FORMAT.find(os.path.join(data_dir, GENERATED_DIR)) is None):
+        cifar10_input.maybe_download_and_extract(data_dir, download=True)
+    return datasets.locate_or_generate(data_dir, FORMAT)
+
+
+def _find(data_dir):
+    if cifar10_input.has_data(data_dir):
+        return data_dir
+    return cifar10_input.maybe_download_and_extract(data_dir, download=False)
+
+
+FORMAT = datasets.Format(
+    'CIFAR-10', _find, generate, GENERATED_DIR,
+    'cifar-10-batches-bin or cifar-10-binary.tar.gz',
+    '%d training and %d test images of %d learnable classes'
+    % (5 * RECORDS_PER_FILE, RECORDS_PER_FILE, cifar10_input.NUM_CLASSES))

@@ -8,7 +8,7 @@ file starts with the magic number 2049 and the number of labels (8 bytes), then 
 (0-9) per image.
 
 `load_split` reads a split into numpy arrays after checking every header, size and label, so
-that a bad file stops with one error naming it; `train_input` is the reference's training
+that a bad file stops with one error naming it; `training_input` is the reference's training
 input (pixels scaled to [0, 1], shape [B, 28, 28, 1], one-hot labels; shuffle through 5000,
 repeat, batch, prefetch), read by `tf.data` from the same files.
 """
@@ -175,6 +175,11 @@ def load_split(data_dir, split):
     return Split(images, labels, image_file, label_file)
 
 
+def evaluation_input(data_dir):
+    """The test split of `data_dir`, read whole and checked (`load_split`)."""
+    return load_split(data_dir, 'test')
+
+
 def encode_images(images):
     """The IDX image file of `images` [n, rows, cols] uint8, as bytes."""
     images = np.asarray(images, np.uint8)
@@ -241,7 +246,7 @@ def steps_for_epochs(num_examples, epochs, global_batch):
     return steps
 
 
-def train_input(split, batch_size, shuffle_buffer=SHUFFLE_BUFFER, seed=None):
+def training_input(split, batch_size, shuffle_buffer=SHUFFLE_BUFFER, seed=None):
     """The reference's training input: shuffled, repeated, batched, prefetched.
 
     Read by `tf.data` from the files of `split` (checked by `load_split`), not held in the

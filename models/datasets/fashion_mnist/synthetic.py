@@ -12,16 +12,13 @@ files of the real set, under `<data_dir>/fashion-mnist-generated`, beside where 
 would be, so that real files put into `data_dir` later take precedence. It depends on the seed
 and the sizes alone: every process that generates it gets the same bytes.
 """
-import logging
-import os
 
 import numpy as np
 from PIL import Image
 
 from models.datasets.fashion_mnist import reader
+from towers import datasets
 from towers.files import write_directory_atomically
-
-log = logging.getLogger(__name__)
 
 # The scripts' --data_dir when none is given.
 DEFAULT_DATA_DIR = '/tmp/fashion_mnist_data'
@@ -105,7 +102,7 @@ def generate(path, num_train=NUM_TRAIN, num_test=NUM_TEST, seed=SEED):
     write_directory_atomically(path, write)
 
 
-def locate_or_generate(data_dir):
+def locate_or_generate(data_dir=DEFAULT_DATA_DIR):
     """The directory of Fashion-MNIST IDX files to read under `data_dir`, generating a set when
     there is none.
 
@@ -119,17 +116,19 @@ def locate_or_generate(data_dir):
     Returns:
       A directory holding the four IDX files.
     """
+    return datasets.locate_or_generate(data_dir, FORMAT)
+
+
+def _find(data_dir):
     if any(path is not None for split in reader.SPLITS
            for path in reader.split_files(data_dir, split)):
-        log.info('using Fashion-MNIST in %s', data_dir)
         return data_dir
-    generated = os.path.join(data_dir, GENERATED_DIR)
-    if not reader.has_data(generated):
-        generate(generated)
-        log.info('no Fashion-MNIST in %s: generated a Fashion-MNIST-format data set there '
-                 '(%d training and %d test images of %d learnable classes)', data_dir,
-                 NUM_TRAIN, NUM_TEST, reader.NUM_CLASSES)
-    log.info('using the GENERATED Fashion-MNIST-format data set in %s; put the four IDX files '
-             '(%s, .gz or not) into %s to train on the real Fashion-MNIST', generated,
-             ', '.join(name for split in reader.SPLITS.values() for name in split), data_dir)
-    return generated
+    return None
+
+
+FORMAT = datasets.Format(
+    'Fashion-MNIST', _find, generate, GENERATED_DIR,
+    'the four IDX files (%s, .gz or not)' % ', '.join(
+        name for split in reader.SPLITS.values() for name in split),
+    '%d training and %d test images of %d learnable classes'
+    % (NUM_TRAIN, NUM_TEST, reader.NUM_CLASSES))

@@ -20,7 +20,7 @@ What the listing does with what it finds, and why:
     name, so that a few damaged files in thousands do not stop a long run;
   - a JPEG damaged between intact markers passes the listing (reading every image whole would
     cost a pass over the data set) and fails to decode inside the graph; run the session
-    inside `reporting_undecodable(paths)` to get that failure as one `TowersError` naming the
+    inside `naming_bad_input(paths)` to get that failure as one `TowersError` naming the
     file;
   - a folder that is not one of the classes (not in `labels`, or hidden such as
     `.ipynb_checkpoints`): left out and logged: `labels` may choose some of the classes;
@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-from towers import datasets as inputs
+from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -209,7 +209,7 @@ def decode_image(path, image_size):
     return tf.image.resize(image, [image_size, image_size])
 
 
-def training_inputs(split, image_size, global_batch):
+def training_input(split, image_size, global_batch):
     """Training batches of `split`: shuffled anew each epoch, repeated forever.
 
     Args:
@@ -232,7 +232,7 @@ def training_inputs(split, image_size, global_batch):
     return tf.data.make_one_shot_iterator(dataset).get_next()
 
 
-def decode_images(paths, image_size):
+def evaluation_input(paths, image_size):
     """Decodes a batch of files as `decode_image` does each.
 
     Args:
@@ -246,14 +246,14 @@ def decode_images(paths, image_size):
                      fn_output_signature=tf.float32)
 
 
-def reporting_undecodable(paths):
+def naming_bad_input(paths):
     """A context that turns a failure to decode one of `paths` inside the graph into a
     `TowersError` naming the file.
 
     TensorFlow's message ("Invalid JPEG data ...") names no file; on that failure the files are
     decoded one at a time, by the pipeline's op, until one fails (`towers.datasets`).
     """
-    return inputs.naming_failed_input(
+    return datasets.naming_bad_input(datasets.Search(
         paths, _decode_jpeg, lambda err: 'jpeg' in err.message.lower(),
         lambda path, why: 'cannot decode image %s: %s; the file is damaged between its JPEG '
-                          'markers: replace or remove it' % (path, why.rstrip('.')))
+                          'markers: replace or remove it' % (path, why.rstrip('.'))))

@@ -13,18 +13,18 @@ classes differ as the real ones do, in shapes a few to tens of pixels across:
 
 Speckle (multiplicative) and additive noise keep them from being told apart by one pixel.
 """
-import logging
 import os
 
 import numpy as np
 from PIL import Image
 
 from models.datasets.image_folder import reader
+from towers import datasets
 from towers.files import write_directory_atomically
 
-log = logging.getLogger(__name__)
-
-DEFAULT_DIR = '/tmp/image_folder_data'
+# Where the scripts look for a folder set when no --data_dir is given, and generate one.
+DEFAULT_DATA_DIR = '/tmp/image_folder_data'
+GENERATED_DIR = 'oct2017-generated'
 CLASSES = ('CNV', 'DME', 'DRUSEN', 'NORMAL')
 IMAGE_SIZE = 128
 TRAIN_PER_CLASS = 64
@@ -109,14 +109,21 @@ def write_dataset(data_dir, train_per_class=TRAIN_PER_CLASS, test_per_class=TEST
     write_directory_atomically(data_dir, write)
 
 
-def ensure_default_dataset(data_dir=DEFAULT_DIR):
-    """Returns `data_dir`, writing the generated set there first if it is missing."""
-    if os.path.isdir(data_dir):
-        log.info('no --data_dir given: using the GENERATED OCT2017-format folder set in %s',
-                 data_dir)
-    else:
-        log.info('no --data_dir given: generating an OCT2017-format folder set in %s '
-                 '(%d training and %d test images of each of %s)', data_dir, TRAIN_PER_CLASS,
-                 TEST_PER_CLASS, ', '.join(CLASSES))
-        write_dataset(data_dir)
-    return data_dir
+def locate_or_generate(data_dir=None):
+    """The folder set to read: `data_dir` when given (the reader names what it lacks); else
+    the set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
+    if data_dir is not None:
+        return data_dir
+    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+
+
+def _find(data_dir):
+    return data_dir if any(os.path.isdir(os.path.join(data_dir, split))
+                           for split in reader.SPLITS) else None
+
+
+FORMAT = datasets.Format(
+    'OCT2017', _find, write_dataset, GENERATED_DIR,
+    'train/<class>/*.jpeg and test/<class>/*.jpeg',
+    '%d training and %d test 128x128 JPEGs of each of %s'
+    % (TRAIN_PER_CLASS, TEST_PER_CLASS, ', '.join(CLASSES)))

@@ -1,0 +1,12 @@
+"""ImageNet (ILSVRC-2012) as TFRecord shards or list files.
+
+The data-set interface (`models.datasets`): `locate_or_generate`, `training_input` and
+`evaluation_input` (of a source `reader.open_source` opened), `naming_bad_input` (a record that
+fails its in-graph check, or a corrupt shard).
+"""
+from models.datasets.imagenet.reader import (evaluation_input, naming_bad_input, open_source,
+                                             training_input)
+from models.datasets.imagenet.synthetic import DEFAULT_DATA_DIR, locate_or_generate
+
+__all__ = ['DEFAULT_DATA_DIR', 'evaluation_input', 'locate_or_generate', 'naming_bad_input',
+           'open_source', 'training_input']

@@ -11,7 +11,7 @@ List files, as the reference training (Apm5's ImageNet_Tensorflow2.0) reads Imag
 `relative/path.JPEG label` per line, the path relative to a folder of JPEGs (e.g.
 `n01440764/n01440764_10026.JPEG 0` under `ILSVRC2012_img_train`), labels 0..999.
 
-`train_inputs` gives the reference's augmentation; `eval_inputs` its evaluation: the centre
+`training_input` gives the reference's augmentation; `evaluation_input` its evaluation: the centre
 crop, and the ten crops of the classic 10-crop test. Both work at any `image_size`: the
 reference's pixel sizes (shorter side 256-384 for 224 crops, 256 at test) scale with it.
 
@@ -19,17 +19,17 @@ Bad input stops with one error naming the file and the record: a shard that is n
 file, or a list line that is malformed, has a label outside the classes or names a missing
 image, as the source is opened; a record without `image/encoded`, with a label outside
 1..1000 or with a JPEG that cannot be decoded, in the pipeline, where each record carries where
-it came from; run the session inside `reporting_bad_records(source)` to get those as one
+it came from; run the session inside `naming_bad_input(source)` to get those as one
 `TowersError`.
 """
 import collections
-import contextlib
 import glob
 import logging
 import math
 import os
 import re
 
+from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -72,9 +72,6 @@ EIGENVECTORS = ((-0.5675, 0.7192, 0.4009),
 CENTRE_CROP = 0
 NUM_TEN_CROPS = 10
 
-# The tag of the in-graph checks' messages, by which `reporting_bad_records` finds them.
-_BAD_RECORD_TAG = 'bad ImageNet record'
-_BAD_RECORD_MESSAGE = re.compile(r'\[%s\] \[([^\n]*)\]' % _BAD_RECORD_TAG)
 _LIST_LINE = re.compile(r'^\s*(\S+)\s+(-?\d+)\s*$')
 
 
@@ -415,9 +412,8 @@ def _checked_images(source, training, image_fn, image_shape):
         problem = tf.where_v2(
             tf.equal(record.problem, '') & tf.logical_not(decoded_ok),
             'image/encoded is not a JPEG that can be decoded', record.problem)
-        check = tf.debugging.Assert(
-            tf.equal(problem, ''),
-            [_BAD_RECORD_TAG, tf.strings.join([record.where, ': ', problem])])
+        check = datasets.check(tf.equal(problem, ''),
+                               tf.strings.join([record.where, ': ', problem]))
         with tf.control_dependencies([check]):
             return tf.identity(image), record.label
 
@@ -427,7 +423,7 @@ def _checked_images(source, training, image_fn, image_shape):
     return images.map(_check, num_parallel_calls=tf.data.experimental.AUTOTUNE)
 
 
-def train_inputs(source, batch_size, image_size):
+def training_input(source, batch_size, image_size):
     """Training batches with the reference's augmentation, shuffled, repeated forever.
 
     Args:
@@ -448,7 +444,7 @@ def train_inputs(source, batch_size, image_size):
     return tf.data.make_one_shot_iterator(images).get_next()
 
 
-def eval_inputs(source, batch_size, image_size, ten_crop):
+def evaluation_input(source, batch_size, image_size, ten_crop):
     """Evaluation batches: every image of the source once, in order.
 
     Args:
@@ -473,24 +469,12 @@ def eval_inputs(source, batch_size, image_size, ten_crop):
     return batch_images, labels, int(math.ceil(source.num_examples / float(batch_size)))
 
 
-@contextlib.contextmanager
-def reporting_bad_records(source):
-    """Turns the failure of a pipeline over `source` on a bad record into a `TowersError`
-    naming the file and the record.
-
-    Raises:
-      TowersError: a record failed a check of the pipeline, or (after reading every shard
-        through to find it) a shard holds a record that is not a TFRecord record.
-    """
-    try:
-        yield
-    except tf.errors.InvalidArgumentError as err:
-        match = _BAD_RECORD_MESSAGE.search(err.message)
-        if match is None:
-            raise
-        raise TowersError(match.group(1)) from None
-    except tf.errors.DataLossError:
+def naming_bad_input(source):
+    """A context that turns the failure of a pipeline over `source` on a bad record into a
+    `TowersError` naming the file and the record (`towers.datasets.naming_bad_input`): a record
+    that failed a check of the pipeline, or (after reading every file through to find it) a
+    shard that holds something that is not a TFRecord record."""
+    def check_files():
         log.info('a shard is corrupt: reading %s through to find it', source.description)
         source.check_files()
-        raise
-
+    return datasets.naming_bad_input(check_files=check_files)

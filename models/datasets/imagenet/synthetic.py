@@ -20,17 +20,15 @@ It is a function of the seed and sizes alone, written atomically (see `generate`
 """
 import colorsys
 import io
-import logging
 import os
 
 import numpy as np
 from PIL import Image
 
 from models.datasets.imagenet import reader
+from towers import datasets
 from towers.compat import tf
 from towers.files import write_directory_atomically
-
-log = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = '/tmp/imagenet_data'
 GENERATED_DIR = 'imagenet-generated'
@@ -203,20 +201,13 @@ def generate(directory, train_per_class=TRAIN_PER_CLASS,
     write_directory_atomically(directory, write)
 
 
-def locate_or_generate(data_dir, split):
+def locate_or_generate(data_dir=DEFAULT_DATA_DIR, split=reader.TRAIN):
     """The directory of TFRecord shards to read: `data_dir` when it holds shards of `split`,
     else the generated set in `data_dir/imagenet-generated`, generated there when missing.
-    The choice is logged."""
-    if reader.shard_paths(data_dir, split):
-        return data_dir
-    generated = os.path.join(data_dir, GENERATED_DIR)
-    if not os.path.isdir(generated):
-        generate(generated, TRAIN_PER_CLASS, VALIDATION_PER_CLASS)
-        log.info('no ImageNet shards in %s: generated an ImageNet-format data set there '
-                 '(%d training and %d validation images of %d classes)', data_dir,
-                 TRAIN_PER_CLASS * len(CLASSES), VALIDATION_PER_CLASS * len(CLASSES),
-                 len(CLASSES))
-    log.info('using the GENERATED ImageNet-format data set in %s; put the TFRecord shards '
-             'of ImageNet (train-00000-of-01024, ...) into %s to train on ImageNet',
-             generated, data_dir)
-    return generated
+    The choice is logged (`towers.datasets`)."""
+    return datasets.locate_or_generate(data_dir, datasets.Format(
+        'ImageNet', lambda directory: directory if reader.shard_paths(directory, split) else None,
+        lambda directory: generate(directory, TRAIN_PER_CLASS, VALIDATION_PER_CLASS),
+        GENERATED_DIR, 'the TFRecord shards of ImageNet (train-00000-of-01024, ...)',
+        '%d training and %d validation images of %d classes'
+        % (TRAIN_PER_CLASS * len(CLASSES), VALIDATION_PER_CLASS * len(CLASSES), len(CLASSES))))

@@ -5,7 +5,7 @@ The data set is one folder per item (`kos01` .. `kos50`), each holding grayscale
 `load_split` reads the items of one side of a split, resizes every image to the network's input,
 and turns each mask into pixel labels at 1/`stride` of that resolution (dilated first, as the
 paper's `dilate=5`; SegDecNet's stride is 8, full-resolution segmentation's 1) and an image label
-(any defect pixel). `training_inputs` streams the training
+(any defect pixel). `training_input` streams the training
 images to the towers with positive and negative images alternating, as the paper trains.
 """
 import collections
@@ -15,6 +15,7 @@ import re
 import numpy as np
 from PIL import Image, ImageFilter
 
+from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -39,18 +40,24 @@ Attributes:
 """
 
 
-def item_folders(data_dir):
+def item_folders(data_dir, required=True):
     """The sorted names of the item folders under `data_dir`.
 
+    Args:
+      data_dir: where KolektorSDD is.
+      required: whether to raise when there is none; else an empty list.
+
     Raises:
-      TowersError: `data_dir` is missing or holds no folder.
+      TowersError: with `required`, `data_dir` is missing or holds no folder.
     """
     if not os.path.isdir(data_dir):
+        if not required:
+            return []
         raise TowersError('--data_dir %s is not a directory; expected KolektorSDD: folders '
                           'kos01..kos50 with Part0.jpg, Part0_label.bmp, ...' % data_dir)
     items = sorted(name for name in os.listdir(data_dir)
                    if os.path.isdir(os.path.join(data_dir, name)))
-    if not items:
+    if not items and required:
         raise TowersError('%s holds no item folders; expected KolektorSDD: folders kos01..kos50 '
                           'with Part0.jpg, Part0_label.bmp, ...' % data_dir)
     return items
@@ -79,17 +86,6 @@ def split_items(items, split='common'):
             [item for i, item in enumerate(items) if i in test])
 
 
-def _open_grayscale(path, what):
-    try:
-        with Image.open(path) as image:
-            image.load()
-            return image.convert('L')
-    except FileNotFoundError:
-        raise TowersError('%s is missing: %s' % (what, path))
-    except (OSError, ValueError, SyntaxError) as err:
-        raise TowersError('cannot read %s %s: %s' % (what, path, err))
-
-
 def read_part(image_path, height, width, dilate=DILATE, stride=1):
     """Reads one image and its mask `<PartN>_label.bmp` at the network's input size.
 
@@ -109,8 +105,8 @@ def read_part(image_path, height, width, dilate=DILATE, stride=1):
       TowersError: an unreadable image or mask, or a mask whose size differs from the image's.
     """
     label_path = image_path[:-len('.jpg')] + LABEL_SUFFIX
-    image = _open_grayscale(image_path, 'image')
-    mask = _open_grayscale(label_path, 'mask')
+    image = datasets.open_image(image_path, 'L', 'image')
+    mask = datasets.open_image(label_path, 'L', 'mask')
     if mask.size != image.size:
         raise TowersError('mask %s is %dx%d but its image %s is %dx%d (width x height)'
                           % ((label_path,) + mask.size + (image_path,) + image.size))
@@ -171,6 +167,12 @@ def load_split(data_dir, subset, height, width, split='common', dilate=DILATE, s
                          np.array(labels, np.int32), names)
 
 
+def evaluation_input(data_dir, height, width, subset='test', split='common', dilate=DILATE,
+                     stride=1):
+    """The images of `subset` ('test' by default) of a split, read whole (`load_split`)."""
+    return load_split(data_dir, subset, height, width, split, dilate, stride)
+
+
 def alternating_order(labels, num_towers, batch_size, seed=0):
     """Yields image indices forever, one global batch after another.
 
@@ -211,7 +213,7 @@ def alternating_order(labels, num_towers, batch_size, seed=0):
         step += 1
 
 
-def training_inputs(data, num_towers, batch_size, seed=0):
+def training_input(data, num_towers, batch_size, seed=0):
     """The global batches of `alternating_order` as tensors.
 
     Args:

@@ -7,20 +7,20 @@ lighting and soft stains that are not defects. A minority (15%, near the real se
 carry a thin crack: a dark, slightly bent line a few pixels wide, 40-160 pixels long, whose
 pixels make up the mask.
 """
-import logging
 import os
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from models.datasets.kolektor import reader
+from towers import datasets
 from towers.files import write_directory_atomically
 
-log = logging.getLogger(__name__)
-
-# Where the scripts keep the generated set when no --data_dir is given: the repository's
-# git-ignored data folder.
+# Where the scripts look for KolektorSDD when no --data_dir is given, and generate a set: the
+# repository's git-ignored data folder.
 _REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-DEFAULT_DIR = os.path.join(_REPOSITORY, 'data', 'kolektor_synthetic')
+DEFAULT_DATA_DIR = os.path.join(_REPOSITORY, 'data', 'kolektor')
+GENERATED_DIR = 'kolektor-generated'
 NUM_ITEMS = 50
 PARTS_PER_ITEM = 8
 IMAGE_HEIGHT = 640
@@ -119,13 +119,19 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
     return len(defective)
 
 
-def ensure_default_dataset(data_dir=DEFAULT_DIR):
-    """Returns `data_dir`, writing the generated data set there first if it is missing."""
-    if os.path.isdir(data_dir):
-        log.info('no --data_dir given: using the generated KolektorSDD-format set in %s',
-                 data_dir)
-    else:
-        log.info('no --data_dir given: generating a KolektorSDD-format data set in %s',
-                 data_dir)
-        write_dataset(data_dir)
-    return data_dir
+def locate_or_generate(data_dir=None):
+    """KolektorSDD to read: `data_dir` when given (the reader names what it lacks); else the
+    set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
+    if data_dir is not None:
+        return data_dir
+    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+
+
+def _find(data_dir):
+    return data_dir if reader.item_folders(data_dir, required=False) else None
+
+
+FORMAT = datasets.Format(
+    'KolektorSDD', _find, write_dataset, GENERATED_DIR,
+    'the item folders kos01..kos50', '%d items of %d grayscale %dx%d parts, %d%% with a crack'
+    % (NUM_ITEMS, PARTS_PER_ITEM, IMAGE_WIDTH, IMAGE_HEIGHT, 100 * DEFECT_FRACTION))

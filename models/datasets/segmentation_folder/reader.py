@@ -1,11 +1,19 @@
 """Image/mask pairs in a plain folder layout, read for binary segmentation.
 
+Either one folder of pairs, of which a fixed fraction is held out for the test subset:
+
+    <data_dir>/images/NAME.png (or .jpg, .jpeg)          <data_dir>/masks/NAME.png
+
+or the two subsets in folders of their own:
+
     <data_dir>/train/images/NAME.png (or .jpg, .jpeg)    <data_dir>/train/masks/NAME.png
     <data_dir>/test/images/...                           <data_dir>/test/masks/...
 
 Every image has the mask of the same name (without extension) in `masks/`, of the same size;
 a mask's non-zero pixels are the foreground. `load_split` resizes the pairs to the network's
-square input.
+square input; `training_input` streams them with flips, `evaluation_input` is the test subset.
+The held-out fraction is the same for every run with the same `test_fraction`: the names are
+sorted and drawn with a fixed seed.
 """
 import collections
 import os
@@ -13,11 +21,16 @@ import os
 import numpy as np
 from PIL import Image
 
+from towers import datasets
+from towers.compat import tf
 from towers.errors import TowersError
 
 IMAGE_EXTENSIONS = ('.png', '.jpg', '.jpeg')
 MASK_EXTENSION = '.png'
 SUBSETS = ('train', 'test')
+# Of one folder of pairs, the fraction held out for testing, drawn with this seed.
+TEST_FRACTION = 0.2
+HOLD_OUT_SEED = 0
 
 SegmentationSet = collections.namedtuple('SegmentationSet', ['images', 'masks', 'names'])
 SegmentationSet.__doc__ = """Image/mask pairs at the network's input size.
@@ -27,17 +40,6 @@ Attributes:
   masks: [n, S, S] uint8 in {0, 1}.
   names: n strings, each image's file name without its extension.
 """
-
-
-def _open(path, mode, what):
-    try:
-        with Image.open(path) as image:
-            image.load()
-            return image.convert(mode)
-    except FileNotFoundError:
-        raise TowersError('%s is missing: %s' % (what, path))
-    except (OSError, ValueError, SyntaxError) as err:
-        raise TowersError('cannot read %s %s: %s' % (what, path, err))
 
 
 def read_pair(image_path, mask_path, image_size):
@@ -55,8 +57,8 @@ def read_pair(image_path, mask_path, image_size):
     Raises:
       TowersError: naming the file, when one is missing or unreadable or their sizes differ.
     """
-    image = _open(image_path, 'RGB', 'image')
-    mask = _open(mask_path, 'L', 'the mask of %s' % os.path.basename(image_path))
+    image = datasets.open_image(image_path, 'RGB', 'image')
+    mask = datasets.open_image(mask_path, 'L', 'the mask of %s' % os.path.basename(image_path))
     if mask.size != image.size:
         raise TowersError('mask %s is %dx%d but its image %s is %dx%d (width x height)'
                           % ((mask_path,) + mask.size + (image_path,) + image.size))
@@ -67,13 +69,59 @@ def read_pair(image_path, mask_path, image_size):
             resized_mask.astype(np.uint8))
 
 
-def load_split(data_dir, subset, image_size):
-    """Reads every pair of `data_dir/<subset>`.
+def held_out(names, test_fraction):
+    """The names of one folder's pairs held out for testing: `round(n * test_fraction)` of
+    them (at least one, and at least one left for training), drawn with a fixed seed from the
+    sorted names, so every run with the same fraction holds out the same pairs.
+
+    Raises:
+      TowersError: `test_fraction` is not in (0, 1), or there are fewer than two pairs.
+    """
+    if not 0 < test_fraction < 1:
+        raise TowersError('--test_fraction %s: expected a fraction between 0 and 1'
+                          % test_fraction)
+    names = sorted(names)
+    if len(names) < 2:
+        raise TowersError('%d image/mask pair(s): holding out a test subset needs at least 2'
+                          % len(names))
+    count = min(max(int(round(len(names) * test_fraction)), 1), len(names) - 1)
+    order = np.random.RandomState(HOLD_OUT_SEED).permutation(len(names))
+    return {names[index] for index in order[:count]}
+
+
+def _pair_files(data_dir, subset, test_fraction):
+    """(images folder, masks folder, image file names) of `subset` in either layout."""
+    one_folder = os.path.join(data_dir, 'images')
+    if os.path.isdir(one_folder):
+        files = _image_files(one_folder)
+        test = held_out([os.path.splitext(name)[0] for name in files], test_fraction)
+        chosen = [name for name in files
+                  if (os.path.splitext(name)[0] in test) == (subset == 'test')]
+        return one_folder, os.path.join(data_dir, 'masks'), chosen
+    images_dir = os.path.join(data_dir, subset, 'images')
+    if not os.path.isdir(images_dir):
+        raise TowersError('%s is not a directory; expected the layout %s/images/NAME.png|jpg '
+                          'with masks/NAME.png, or %s/{train,test}/images/... with masks/'
+                          % (images_dir, data_dir, data_dir))
+    return images_dir, os.path.join(data_dir, subset, 'masks'), _image_files(images_dir)
+
+
+def _image_files(images_dir):
+    files = sorted(name for name in os.listdir(images_dir)
+                   if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS)
+    if not files:
+        raise TowersError('%s holds no images (.png, .jpg or .jpeg)' % images_dir)
+    return files
+
+
+def load_split(data_dir, subset, image_size, test_fraction=TEST_FRACTION):
+    """Reads every pair of one subset.
 
     Args:
-      data_dir: the folder holding `train/` and `test/`.
+      data_dir: the folder holding `images/` and `masks/`, or `train/` and `test/`.
       subset: 'train' or 'test'.
       image_size: the side of the square input.
+      test_fraction: of a single `images/` folder, the fraction held out for 'test'.
 
     Returns:
       A `SegmentationSet`, by name.
@@ -84,15 +132,7 @@ def load_split(data_dir, subset, image_size):
     """
     if subset not in SUBSETS:
         raise TowersError('unknown subset %r; expected train or test' % subset)
-    images_dir = os.path.join(data_dir, subset, 'images')
-    masks_dir = os.path.join(data_dir, subset, 'masks')
-    if not os.path.isdir(images_dir):
-        raise TowersError('%s is not a directory; expected the layout %s/{train,test}/images/'
-                          'NAME.png|jpg with masks/NAME.png' % (images_dir, data_dir))
-    files = sorted(name for name in os.listdir(images_dir)
-                   if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS)
-    if not files:
-        raise TowersError('%s holds no images (.png, .jpg or .jpeg)' % images_dir)
+    images_dir, masks_dir, files = _pair_files(data_dir, subset, test_fraction)
     images, masks, names = [], [], []
     for file_name in files:
         name = os.path.splitext(file_name)[0]
@@ -102,3 +142,39 @@ def load_split(data_dir, subset, image_size):
         masks.append(mask)
         names.append(name)
     return SegmentationSet(np.stack(images), np.stack(masks), names)
+
+
+def evaluation_input(data_dir, image_size, test_fraction=TEST_FRACTION):
+    """The test subset, as `load_split` reads it."""
+    return load_split(data_dir, 'test', image_size, test_fraction)
+
+
+def training_input(data, global_batch, seed=0):
+    """The training pairs in a new random order every pass, each flipped at random left-right
+    and up-down (image and mask alike), as tensors.
+
+    Args:
+      data: a `SegmentationSet`.
+      global_batch: pairs per step (all towers).
+      seed: for the order and the flips.
+
+    Returns:
+      images: [global_batch, S, S, 3] float32 in [0, 1].
+      masks: [global_batch, S, S, 1] float32 in {0, 1}.
+    """
+    size = data.images.shape[1]
+
+    def examples():
+        rng = np.random.RandomState(seed)
+        while True:
+            for index in rng.permutation(len(data.names)):
+                image, mask = data.images[index], data.masks[index, :, :, None]
+                for axis in (0, 1):
+                    if rng.uniform() < 0.5:
+                        image, mask = np.flip(image, axis), np.flip(mask, axis)
+                yield image.astype(np.float32) / 255.0, mask.astype(np.float32)
+
+    dataset = tf.data.Dataset.from_generator(examples, output_signature=(
+        tf.TensorSpec([size, size, 3], tf.float32), tf.TensorSpec([size, size, 1], tf.float32)))
+    dataset = dataset.batch(global_batch, drop_remainder=True).prefetch(2)
+    return tf.data.make_one_shot_iterator(dataset).get_next()

@@ -6,17 +6,17 @@ blobs: the foreground blobs are warm-coloured and speckled, the distractors cool
 smooth, both of random size, shape and place, so a model must use colour and texture, not
 brightness alone. About one image in eight has no foreground.
 """
-import logging
 import os
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from towers import datasets
 from towers.files import write_directory_atomically
 
-log = logging.getLogger(__name__)
-
-DEFAULT_DIR = '/tmp/segmentation_data'
+# Where the scripts look for a folder set when no --data_dir is given, and generate one.
+DEFAULT_DATA_DIR = '/tmp/segmentation_data'
+GENERATED_DIR = 'segmentation-generated'
 NUM_TRAIN = 200
 NUM_TEST = 40
 IMAGE_SIZE = 160
@@ -100,11 +100,21 @@ def write_dataset(data_dir, num_train=NUM_TRAIN, num_test=NUM_TEST, size=IMAGE_S
     write_directory_atomically(data_dir, write)
 
 
-def ensure_default_dataset(data_dir=DEFAULT_DIR):
-    """Returns `data_dir`, writing the generated set there first if it is missing."""
-    if os.path.isdir(data_dir):
-        log.info('no --data_dir given: using the generated segmentation set in %s', data_dir)
-    else:
-        log.info('no --data_dir given: generating a segmentation set in %s', data_dir)
-        write_dataset(data_dir)
-    return data_dir
+def locate_or_generate(data_dir=None):
+    """The folder set to read: `data_dir` when given (the reader names what it lacks); else
+    the set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
+    if data_dir is not None:
+        return data_dir
+    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+
+
+def _find(data_dir):
+    return data_dir if any(os.path.isdir(os.path.join(data_dir, name))
+                           for name in ('images', 'train', 'test')) else None
+
+
+FORMAT = datasets.Format(
+    'segmentation folder', _find, write_dataset, GENERATED_DIR,
+    'images/NAME.png|jpg and masks/NAME.png (or train/ and test/ folders of them)',
+    '%d training and %d test %dx%d image/mask pairs' % (NUM_TRAIN, NUM_TEST, IMAGE_SIZE,
+                                                         IMAGE_SIZE))

@@ -139,7 +139,7 @@ class ResNet:
         """Top-1 and top-5 hits of the centre crop and, given ten crops, of their mean logits.
 
         Args:
-          crops: [b, k, S, S, 3] float32 from `reader.eval_inputs`: k = 1 (the centre crop)
+          crops: [b, k, S, S, 3] float32 from `reader.evaluation_input`: k = 1 (the centre crop)
             or 10 (the centre crop at `reader.CENTRE_CROP`).
           labels: [b] int32.
 

@@ -7,7 +7,7 @@ conv-BN-ReLU to the channels of the encoder's skip of that resolution, and adds 
 last block has no skip and ends at 16 filters, at the input's resolution. Head: 3x3
 convolution with bias to one logit.
 """
-from models.segmentation import layers
+from models.side_by_side import layers
 from towers.compat import tf
 
 TITLE = 'Linknet'
@@ -18,7 +18,7 @@ NUM_BLOCKS = 5
 def decoder(output, skips, is_training):
     """Builds the Linknet decoder and head in variable scope 'decoder': the logits
     [b, H, W, 1] of the encoder's `output` [b, H/32, W/32, c] and `skips` (see
-    `models.segmentation.resnet34.encoder`); `is_training` for batch norm."""
+    `models.side_by_side.resnet34.encoder`); `is_training` for batch norm."""
     net = output
     with tf.variable_scope('decoder'):
         for stage in range(NUM_BLOCKS):

@@ -21,7 +21,7 @@ The skips a decoder takes are the first ReLU of stages 4, 3 and 2 (the activated
 stages 3, 2 and 1) and relu0: 256, 128, 64 and 64 channels at 1/16, 1/8, 1/4 and 1/2.
 Variables: 176 (21,302,473 numbers), as the Keras ResNet-34 without its classifier.
 """
-from models.segmentation import layers
+from models.side_by_side import layers
 from towers.compat import slim, tf
 from towers.errors import TowersError
 

@@ -7,7 +7,7 @@
 As the reference trains it (`segmentation_models`' Unet, Linknet and FPN): sigmoid masks,
 binary cross entropy averaged over the pixels.
 """
-from models.segmentation import architectures, resnet34
+from models.side_by_side import architectures, resnet34
 from towers.compat import tf
 
 

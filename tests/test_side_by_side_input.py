@@ -7,7 +7,8 @@ from PIL import Image
 
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.datasets.segmentation_folder import reader, synthetic
-from models.segmentation import inputs
+from models.side_by_side import inputs
+from towers import flags
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -64,6 +65,54 @@ def test_folder_without_the_layout_is_an_error_saying_which_layout(tmp_path):
         reader.load_split(str(tmp_path), 'test', 32)
 
 
+def write_one_folder(data_dir, count):
+    """`count` pairs in one images/ + masks/ folder, each image's first pixel its index."""
+    for index in range(count):
+        write_pair(data_dir, 'pair_%02d' % index, (32, 32), (32, 32), subset='')
+        image = np.zeros([32, 32, 3], np.uint8)
+        image[0, 0] = index
+        Image.fromarray(image).save(os.path.join(data_dir, 'images', 'pair_%02d.png' % index))
+
+
+def test_one_folder_of_pairs_holds_out_a_fixed_fraction_for_testing(tmp_path):
+    write_one_folder(str(tmp_path), 10)
+    train = reader.load_split(str(tmp_path), 'train', 32, test_fraction=0.3)
+    test = reader.load_split(str(tmp_path), 'test', 32, test_fraction=0.3)
+    assert len(test.names) == 3 and len(train.names) == 7
+    assert sorted(train.names + test.names) == ['pair_%02d' % i for i in range(10)]
+    assert reader.load_split(str(tmp_path), 'test', 32, test_fraction=0.3).names == test.names
+    assert [int(image[0, 0, 0]) for image in test.images] == [int(name[-2:])
+                                                             for name in test.names]
+
+
+def test_the_held_out_pairs_do_not_depend_on_the_order_files_are_listed_in(tmp_path):
+    write_one_folder(str(tmp_path / 'a'), 6)
+    write_one_folder(str(tmp_path / 'b'), 6)
+    names = ['pair_%02d' % i for i in range(6)]
+    assert reader.held_out(names, 0.5) == reader.held_out(names[::-1], 0.5)
+    assert (reader.load_split(str(tmp_path / 'a'), 'test', 32, 0.5).names
+            == reader.load_split(str(tmp_path / 'b'), 'test', 32, 0.5).names)
+
+
+def test_a_held_out_fraction_leaves_at_least_one_pair_on_each_side(tmp_path):
+    assert len(reader.held_out(['a', 'b', 'c'], 0.01)) == 1
+    assert len(reader.held_out(['a', 'b', 'c'], 0.99)) == 2
+    with pytest.raises(TowersError, match='needs at least 2'):
+        reader.held_out(['a'], 0.5)
+
+
+def test_the_scripts_data_flags_name_the_held_out_fraction_of_one_folder(tmp_path):
+    write_one_folder(str(tmp_path), 8)
+    parser = flags.FlagParser()
+    inputs.add_data_flags(parser, 'side')
+    args = parser.parse_args(['--data_dir', str(tmp_path), '--image_size', '32',
+                              '--test_fraction', '0.25'])
+    data_dir, test = inputs.load_flagged_split(args, 'test')
+    assert data_dir == str(tmp_path) and len(test.names) == 2
+    with pytest.raises(flags.FlagError, match='expected a fraction between 0 and 1, got 1.5'):
+        parser.parse_args(['--test_fraction', '1.5'])
+
+
 def test_kolektor_gives_full_resolution_masks_and_three_channel_images(tmp_path):
     data_dir = str(tmp_path / 'kolektor')
     kolektor_synthetic.write_dataset(data_dir, num_items=2, parts_per_item=2, height=128,
@@ -79,7 +128,7 @@ def test_training_stream_flips_image_and_mask_alike():
     images[:, :8, :16, 0] = 255     # a red patch in the top-left corner
     masks = (images[..., 0] > 0).astype(np.uint8)
     data = reader.SegmentationSet(images, masks, ['a', 'b'])
-    batch = inputs.training_inputs(data, global_batch=2)
+    batch = inputs.training_input(data, global_batch=2)
     with tf.Session() as sess:
         batches = [sess.run(batch) for _ in range(8)]
     corners = set()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import towers
-from models.resnet import model, recipe
+from models.imagenet import model, recipe
 from towers.compat import slim, tf
 
 SIZE = 32

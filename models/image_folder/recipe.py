@@ -16,7 +16,7 @@ DEFAULT_MODE = Mode(xla=True)
 
 
 class Vgg16TransferRecipe(Recipe):
-    """The training of a `models.vgg16_transfer.model.Vgg16Transfer`.
+    """The training of a `models.image_folder.model.Vgg16Transfer`.
 
     Attributes:
       network: the `Vgg16Transfer`.

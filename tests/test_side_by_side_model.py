@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from models.segmentation import architectures, model, resnet34
+from models.side_by_side import architectures, model, resnet34
 from towers.compat import tf
 from towers.errors import TowersError
 

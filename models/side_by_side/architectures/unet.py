@@ -5,7 +5,7 @@ neighbour), concatenates the encoder's skip of that resolution (none in the last
 returns to the input's resolution) and applies two 3x3 conv-BN-ReLU. Head: 3x3 convolution
 with bias to one logit.
 """
-from models.segmentation import layers
+from models.side_by_side import layers
 from towers.compat import tf
 
 TITLE = 'Unet'
@@ -15,7 +15,7 @@ DECODER_FILTERS = (256, 128, 64, 32, 16)
 def decoder(output, skips, is_training):
     """Builds the Unet decoder and head in variable scope 'decoder': the logits
     [b, H, W, 1] of the encoder's `output` [b, H/32, W/32, c] and `skips` (see
-    `models.segmentation.resnet34.encoder`); `is_training` for batch norm."""
+    `models.side_by_side.resnet34.encoder`); `is_training` for batch norm."""
     net = output
     with tf.variable_scope('decoder'):
         for stage, filters in enumerate(DECODER_FILTERS):

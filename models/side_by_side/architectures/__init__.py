@@ -4,7 +4,7 @@
 
 An architecture module holds `TITLE` (how tables and charts name it) and
 `decoder(output, skips, is_training)`, which builds the decoder and head on the ResNet-34
-encoder's outputs (see `models.segmentation.resnet34.encoder`) and returns the logits
+encoder's outputs (see `models.side_by_side.resnet34.encoder`) and returns the logits
 [b, H, W, 1] at the input's resolution. Adding a fourth architecture is adding its module
 here: it is registered under its module name.
 """

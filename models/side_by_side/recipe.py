@@ -3,7 +3,7 @@
 The reference is TF 2 Keras code, whose Adam adds epsilon 1e-7 to the denominator (TF 1's
 `AdamOptimizer` defaults to 1e-8); the Keras value is kept.
 """
-from models.segmentation import model
+from models.side_by_side import model
 from towers.training.assembly import Recipe
 from towers.compat import tf
 

@@ -9,7 +9,7 @@ x1) to P2's resolution; the four are concatenated (512 channels), go through a 3
 conv-BN-ReLU of 128, are doubled bilinearly to the input's resolution, and a 3x3 convolution
 with bias gives one logit.
 """
-from models.segmentation import layers
+from models.side_by_side import layers
 from towers.compat import slim, tf
 
 TITLE = 'FPN'
@@ -25,7 +25,7 @@ def _lateral(inputs, scope):
 def decoder(output, skips, is_training):
     """Builds the FPN decoder and head in variable scope 'decoder': the logits
     [b, H, W, 1] of the encoder's `output` [b, H/32, W/32, c] and `skips` (see
-    `models.segmentation.resnet34.encoder`); `is_training` for batch norm."""
+    `models.side_by_side.resnet34.encoder`); `is_training` for batch norm."""
     with tf.variable_scope('decoder'):
         level = output
         if level.shape.as_list()[3] != PYRAMID_FILTERS:
