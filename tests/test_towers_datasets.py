@@ -29,7 +29,8 @@ def counting_format(generated):
         generated.append(directory)
         os.makedirs(directory)
         open(os.path.join(directory, 'data.txt'), 'w').close()
-    return datasets.Format('Toy', find, generate, 'toy-generated', 'data.txt', 'one file')
+    return datasets.Format('Toy', find, generate, 'toy-generated', 'data.txt', 'one file',
+                           default_dir=None, own_folder=False)
 
 
 def test_a_set_in_the_directory_is_used_as_it_is(tmp_path, caplog):
@@ -51,6 +52,15 @@ def test_without_a_set_one_is_generated_once_beside_where_the_real_one_goes(tmp_
                              % (tmp_path / 'new')) == 1
     assert caplog.text.count('using the GENERATED Toy-format data set in %s; put data.txt '
                              'into %s to use the real Toy' % (first, tmp_path / 'new')) == 2
+
+
+def test_a_users_own_folder_is_read_as_it_is_and_only_the_default_place_gets_a_set(tmp_path):
+    made = []
+    own = counting_format(made)._replace(default_dir=str(tmp_path / 'default'), own_folder=True)
+    assert datasets.locate_or_generate(str(tmp_path / 'mine'), own) == str(tmp_path / 'mine')
+    assert not made
+    assert datasets.locate_or_generate(None, own) == str(tmp_path / 'default' / 'toy-generated')
+    assert made == [str(tmp_path / 'default' / 'toy-generated')]
 
 
 @pytest.mark.parametrize('package', PACKAGES)

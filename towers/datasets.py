@@ -35,7 +35,8 @@ _BAD_INPUT_MESSAGE = re.compile(r'\[%s\] \[([^\n]*)\]' % _BAD_INPUT_TAG)
 
 
 class Format(collections.namedtuple(
-        'Format', ['title', 'find', 'generate', 'generated_dir', 'real_files', 'description'])):
+        'Format', ['title', 'find', 'generate', 'generated_dir', 'real_files', 'description',
+                   'default_dir', 'own_folder'])):
     """A data set's format, as `locate_or_generate` needs it.
 
     Attributes:
@@ -47,6 +48,10 @@ class Format(collections.namedtuple(
       generated_dir: the name of the folder under `data_dir` the generated set goes to.
       real_files: what to put into `data_dir` to use the real set, for the log line.
       description: a few words on the generated set, e.g. '12000 images of 10 classes'.
+      default_dir: the `data_dir` when a script is given none.
+      own_folder: whether the set is a user's own folder (of images, say) rather than a
+        published set in a known layout: a `data_dir` given is then read as it is, its reader
+        naming what it lacks, and a set is generated only in `default_dir`.
     """
     __slots__ = ()
 
@@ -54,16 +59,21 @@ class Format(collections.namedtuple(
 def locate_or_generate(data_dir, data_format):
     """The directory of a data set to read: the real one, or a generated one in its format.
 
-    What `data_format.find` finds in `data_dir`; else the set generated earlier in
-    `data_dir/<generated_dir>`; else a set newly generated there. The choice is logged.
+    With `data_dir` None, `data_format.default_dir`; a given `data_dir` of an `own_folder` set
+    as it is. Otherwise what `data_format.find` finds in `data_dir`; else the set generated
+    earlier in `data_dir/<generated_dir>`; else a set newly generated there. The choice is
+    logged.
 
     Args:
-      data_dir: the script's `--data_dir` (it may not exist yet).
+      data_dir: the script's `--data_dir` (it may not exist yet), or None.
       data_format: the set's `Format`.
 
     Returns:
       The directory to read.
     """
+    if data_dir is not None and data_format.own_folder:
+        return data_dir
+    data_dir = data_format.default_dir if data_dir is None else data_dir
     found = data_format.find(data_dir)
     if found is not None:
         log.info('using %s in %s', data_format.title, found)

@@ -127,4 +127,5 @@ FORMAT = datasets.Format(
     'CIFAR-10', _find, generate, GENERATED_DIR,
     'cifar-10-batches-bin or cifar-10-binary.tar.gz',
     '%d training and %d test images of %d learnable classes'
-    % (5 * RECORDS_PER_FILE, RECORDS_PER_FILE, cifar10_input.NUM_CLASSES))
+    % (5 * RECORDS_PER_FILE, RECORDS_PER_FILE, cifar10_input.NUM_CLASSES),
+    DEFAULT_DATA_DIR, own_folder=False)

@@ -131,4 +131,4 @@ FORMAT = datasets.Format(
     'the four IDX files (%s, .gz or not)' % ', '.join(
         name for split in reader.SPLITS.values() for name in split),
     '%d training and %d test images of %d learnable classes'
-    % (NUM_TRAIN, NUM_TEST, reader.NUM_CLASSES))
+    % (NUM_TRAIN, NUM_TEST, reader.NUM_CLASSES), DEFAULT_DATA_DIR, own_folder=False)

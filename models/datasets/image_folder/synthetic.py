@@ -112,9 +112,7 @@ def write_dataset(data_dir, train_per_class=TRAIN_PER_CLASS, test_per_class=TEST
 def locate_or_generate(data_dir=None):
     """The folder set to read: `data_dir` when given (the reader names what it lacks); else
     the set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
-    if data_dir is not None:
-        return data_dir
-    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+    return datasets.locate_or_generate(data_dir, FORMAT)
 
 
 def _find(data_dir):
@@ -126,4 +124,5 @@ FORMAT = datasets.Format(
     'OCT2017', _find, write_dataset, GENERATED_DIR,
     'train/<class>/*.jpeg and test/<class>/*.jpeg',
     '%d training and %d test 128x128 JPEGs of each of %s'
-    % (TRAIN_PER_CLASS, TEST_PER_CLASS, ', '.join(CLASSES)))
+    % (TRAIN_PER_CLASS, TEST_PER_CLASS, ', '.join(CLASSES)),
+    DEFAULT_DATA_DIR, own_folder=True)

@@ -210,4 +210,5 @@ def locate_or_generate(data_dir=DEFAULT_DATA_DIR, split=reader.TRAIN):
         lambda directory: generate(directory, TRAIN_PER_CLASS, VALIDATION_PER_CLASS),
         GENERATED_DIR, 'the TFRecord shards of ImageNet (train-00000-of-01024, ...)',
         '%d training and %d validation images of %d classes'
-        % (TRAIN_PER_CLASS * len(CLASSES), VALIDATION_PER_CLASS * len(CLASSES), len(CLASSES))))
+        % (TRAIN_PER_CLASS * len(CLASSES), VALIDATION_PER_CLASS * len(CLASSES), len(CLASSES)),
+        DEFAULT_DATA_DIR, own_folder=False))

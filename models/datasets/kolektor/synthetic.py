@@ -120,11 +120,9 @@ def write_dataset(data_dir, num_items=NUM_ITEMS, parts_per_item=PARTS_PER_ITEM,
 
 
 def locate_or_generate(data_dir=None):
-    """KolektorSDD to read: `data_dir` when given (the reader names what it lacks); else the
-    set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
-    if data_dir is not None:
-        return data_dir
-    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+    """KolektorSDD to read: `data_dir` when given (the reader names what it lacks); else
+    the set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
+    return datasets.locate_or_generate(data_dir, FORMAT)
 
 
 def _find(data_dir):
@@ -134,4 +132,5 @@ def _find(data_dir):
 FORMAT = datasets.Format(
     'KolektorSDD', _find, write_dataset, GENERATED_DIR,
     'the item folders kos01..kos50', '%d items of %d grayscale %dx%d parts, %d%% with a crack'
-    % (NUM_ITEMS, PARTS_PER_ITEM, IMAGE_WIDTH, IMAGE_HEIGHT, 100 * DEFECT_FRACTION))
+    % (NUM_ITEMS, PARTS_PER_ITEM, IMAGE_WIDTH, IMAGE_HEIGHT, 100 * DEFECT_FRACTION),
+    DEFAULT_DATA_DIR, own_folder=True)

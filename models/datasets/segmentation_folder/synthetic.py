@@ -103,9 +103,7 @@ def write_dataset(data_dir, num_train=NUM_TRAIN, num_test=NUM_TEST, size=IMAGE_S
 def locate_or_generate(data_dir=None):
     """The folder set to read: `data_dir` when given (the reader names what it lacks); else
     the set in `DEFAULT_DATA_DIR`, real or generated there (`towers.datasets`)."""
-    if data_dir is not None:
-        return data_dir
-    return datasets.locate_or_generate(DEFAULT_DATA_DIR, FORMAT)
+    return datasets.locate_or_generate(data_dir, FORMAT)
 
 
 def _find(data_dir):
@@ -117,4 +115,5 @@ FORMAT = datasets.Format(
     'segmentation folder', _find, write_dataset, GENERATED_DIR,
     'images/NAME.png|jpg and masks/NAME.png (or train/ and test/ folders of them)',
     '%d training and %d test %dx%d image/mask pairs' % (NUM_TRAIN, NUM_TEST, IMAGE_SIZE,
-                                                         IMAGE_SIZE))
+                                                         IMAGE_SIZE),
+    DEFAULT_DATA_DIR, own_folder=True)
