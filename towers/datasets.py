@@ -92,6 +92,15 @@ def locate_or_generate(data_dir, data_format):
     return found
 
 
+def folder_with(names):
+    """A `Format.find` for a set that is a folder holding any of the subfolders `names` (e.g.
+    'train' and 'test'): the folder itself when it holds one, else None."""
+    def find(directory):
+        return directory if any(os.path.isdir(os.path.join(directory, name))
+                                for name in names) else None
+    return find
+
+
 def open_image(path, mode, what):
     """The image file `path` in PIL `mode` ('L', 'RGB'), read whole.
 

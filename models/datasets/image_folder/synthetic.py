@@ -115,13 +115,8 @@ def locate_or_generate(data_dir=None):
     return datasets.locate_or_generate(data_dir, FORMAT)
 
 
-def _find(data_dir):
-    return data_dir if any(os.path.isdir(os.path.join(data_dir, split))
-                           for split in reader.SPLITS) else None
-
-
 FORMAT = datasets.Format(
-    'OCT2017', _find, write_dataset, GENERATED_DIR,
+    'OCT2017', datasets.folder_with(reader.SPLITS), write_dataset, GENERATED_DIR,
     'train/<class>/*.jpeg and test/<class>/*.jpeg',
     '%d training and %d test 128x128 JPEGs of each of %s'
     % (TRAIN_PER_CLASS, TEST_PER_CLASS, ', '.join(CLASSES)),

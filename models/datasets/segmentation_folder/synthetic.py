@@ -106,13 +106,8 @@ def locate_or_generate(data_dir=None):
     return datasets.locate_or_generate(data_dir, FORMAT)
 
 
-def _find(data_dir):
-    return data_dir if any(os.path.isdir(os.path.join(data_dir, name))
-                           for name in ('images', 'train', 'test')) else None
-
-
 FORMAT = datasets.Format(
-    'segmentation folder', _find, write_dataset, GENERATED_DIR,
+    'segmentation folder', datasets.folder_with(('images', 'train', 'test')), write_dataset, GENERATED_DIR,
     'images/NAME.png|jpg and masks/NAME.png (or train/ and test/ folders of them)',
     '%d training and %d test %dx%d image/mask pairs' % (NUM_TRAIN, NUM_TEST, IMAGE_SIZE,
                                                          IMAGE_SIZE),
