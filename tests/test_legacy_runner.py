@@ -90,15 +90,17 @@ def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):
         assert piece in last
 
 
-def test_a_removed_contrib_part_stops_with_one_line_naming_it(tmp_path):
+def test_first_use_of_a_contrib_name_the_runner_lacks_is_one_line_at_its_line(tmp_path):
     result = run_script(tmp_path, '''
         import tensorflow as tf
         from tensorflow.contrib.learn import Estimator
+
+        Estimator(model_fn=None)
         ''')
     assert result.returncode == 1
     assert error_lines(result.stderr) == [
-        'error: %s:3: tf.contrib.learn is not available: tf.contrib left TensorFlow in 2.0 and '
-        'towers-legacy does not provide it; use tf.estimator or tf.keras'
+        "error: %s:5: tf.contrib.learn.Estimator is not available: towers-legacy's "
+        "tf.contrib.learn does not have it; use tf.estimator or tf.keras"
         % (tmp_path / 'script.py')]
     assert 'Traceback' not in result.stderr
 
