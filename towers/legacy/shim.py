@@ -12,6 +12,8 @@ This package and `towers.compat` are the only code of the project that touches `
   replaced by proxies of themselves that record their use;
 - `tf.keras` is Keras 2 (tf-keras), as `TF_USE_LEGACY_KERAS=1` makes TensorFlow choose on first
   use, unless the environment says otherwise;
+- `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s (TF 1.x's MNIST reader
+  and tutorial model; TensorFlow 2 ships no `tensorflow.examples`);
 - `import scipy.misc` gives `imread`, `imresize` and `imsave` through Pillow
   (`towers.legacy.scipy_misc`), with or without SciPy installed.
 
@@ -25,7 +27,7 @@ from absl import flags as absl_flags
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.legacy import scipy_misc
+from towers.legacy import examples, scipy_misc
 from towers.legacy.contrib import Contrib
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
@@ -59,9 +61,9 @@ def install():
     sys.modules['tensorflow'] = tf
     # A scipy.misc imported before (SciPy's own, without imread) must not hide the finder's.
     sys.modules.pop('scipy.misc', None)
-    find_scipy = scipy_misc.resolve(usage)
+    find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
-                                         or find_scipy(name)))
+                                         or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
 
