@@ -1,12 +1,14 @@
 """Specification of the parts of TensorFlow 1 and SciPy the legacy runner provides (`tf.contrib`,
 `scipy.misc`), and of the one line for every other part, built here without installing them."""
+import os
+
 import numpy as np
 import pytest
 from PIL import Image
 
 from towers.compat import keras, slim, tf
 from towers.legacy import contrib, scipy_misc
-from towers.legacy.contrib import lookup, nccl, tfprof
+from towers.legacy.contrib import bucketing, lookup, nccl, tfprof
 from towers.legacy.modules import LegacyError, RemovedAttributeError, Usage
 
 
@@ -140,3 +142,29 @@ def test_other_scipy_misc_names_stop_with_one_line():
     with pytest.raises(RemovedAttributeError, match=r'^scipy\.misc\.face is not available: '
                                                     r'SciPy removed scipy\.misc'):
         misc.face
+
+
+def test_bucket_by_sequence_length_batches_examples_of_one_bucket_padded_to_the_longest():
+    lengths, = tf.train.slice_input_producer([tf.constant([1, 5, 2, 6, 1, 5, 2, 6])],
+                                             shuffle=False)
+    batch_lengths, (sequences,) = bucketing.bucket_by_sequence_length(
+        lengths, [tf.range(lengths)], batch_size=2, bucket_boundaries=[3], dynamic_pad=True)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        batches = [sess.run([batch_lengths, sequences]) for _ in range(4)]
+        coord.request_stop()
+        coord.join(threads)
+    for length, sequence in batches:
+        shorter, longer = sorted(length.tolist())
+        assert (shorter, longer) in ((1, 2), (5, 6))
+        assert sequence.shape == (2, longer)
+        assert sequence[length.argmin()].tolist() == list(range(shorter)) + [0] * (
+            longer - shorter)
+
+
+def test_the_readme_shows_the_table_of_provided_pieces_as_the_runner_has_it():
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          'README.md')
+    with open(readme, encoding='utf-8') as f:
+        assert contrib.provided_markdown() in f.read()

@@ -21,7 +21,7 @@ import traceback
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
 from towers.legacy import check, devices, shim
-from towers.legacy.contrib import provided_table
+from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import LegacyError, located
 
 PROGRAM = 'towers-legacy'
@@ -111,7 +111,7 @@ def main(argv=None):
         print('error: %s' % err, file=sys.stderr)
         sys.exit(EXIT_ERROR)
     if options.provided:
-        print(provided_table())
+        print(provided_markdown())
         sys.exit(0)
     usage = shim.install()
     if options.check:

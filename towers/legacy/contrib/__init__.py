@@ -6,7 +6,7 @@ every other part a module that imports and stops the script with one line at the
 every import path below it; `lookup`, `hparam`, `nccl` and `tfprof` are the pieces written
 here (tf-slim, tf-keras and TensorFlow itself provide the others).
 """
-from towers.legacy.contrib.pieces import PIECES, provided_table
+from towers.legacy.contrib.pieces import PIECES, provided_markdown
 from towers.legacy.contrib.tree import PACKAGE, Contrib
 
-__all__ = ['PACKAGE', 'PIECES', 'Contrib', 'provided_table']
+__all__ = ['PACKAGE', 'PIECES', 'Contrib', 'provided_markdown']

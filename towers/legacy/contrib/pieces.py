@@ -1,5 +1,5 @@
 """What the legacy runner's `tf.contrib` provides, piece by piece: the one table that the runner,
-`towers-legacy --check`, `towers-legacy --provided` and the README read.
+`towers-legacy --check`, `towers-legacy --provided` and the README read (`provided_markdown`).
 
 Each piece (`tf.contrib.<piece>`) says what it provides (nothing, for the pieces TensorFlow 2
 has no counterpart of here), where its names come from, and what replaces a name of it the
@@ -8,10 +8,11 @@ its names, or to the real modules these tables name.
 """
 import collections
 import importlib
+import textwrap
 
 from towers.compat import keras, slim, tf
 from towers.legacy import input_data
-from towers.legacy.contrib import hparam, lookup, nccl, tfprof
+from towers.legacy.contrib import bucketing, hparam, lookup, nccl, tfprof
 
 PORT = 'port that call to TensorFlow 2 (tf.contrib left TensorFlow in 2.0)'
 
@@ -97,12 +98,13 @@ PIECES = {
                  '`static_bidirectional_rnn`', _rnn, None),
     'deprecated': Piece('`scalar_summary`, `histogram_summary`, ... (`tf.summary`)',
                         _deprecated, None),
-    'training': Piece('`HParams`; tf-slim\'s `multiply_gradients`, `create_train_op`, '
-                      '`SummaryAtEndHook`, `evaluate_repeatedly`, `checkpoints_iterator`, ...',
-                      lambda: [{'HParams': hparam.HParams}] + _modules(
-                          'tf_slim.training.training', 'tf_slim.training.evaluation')(),
-                      'tf.data for the queue input helpers (bucket_by_sequence_length: '
-                      'tf.data.experimental.bucket_by_sequence_length)'),
+    'training': Piece('`HParams`, `bucket_by_sequence_length`, `bucket`; tf-slim\'s '
+                      '`multiply_gradients`, `create_train_op`, `SummaryAtEndHook`, '
+                      '`evaluate_repeatedly`, `checkpoints_iterator`, ...',
+                      lambda: [{'HParams': hparam.HParams, 'bucket': bucketing.bucket,
+                                'bucket_by_sequence_length': bucketing.bucket_by_sequence_length}]
+                      + _modules('tf_slim.training.training', 'tf_slim.training.evaluation')(),
+                      'tf.data for the other queue input helpers'),
     'keras': Piece('Keras 2 (tf-keras), also at `tensorflow.contrib.keras.api.keras`',
                    lambda: [keras], 'tf.keras'),
     'metrics': Piece("tf-slim's `streaming_*` metrics and `aggregate_metric_map`",
@@ -183,13 +185,16 @@ def why_missing(piece):
             'tf.contrib.%s; %s' % (piece, use))
 
 
-def provided_table():
-    """The markdown table of the pieces: piece | what the runner provides, or what replaces
-    it. `towers-legacy --provided` prints it; the README shows it."""
-    rows = ['| `tf.contrib.` | provided by towers-legacy |', '| --- | --- |']
+def provided_markdown():
+    """What the runner's `tf.contrib` provides, in markdown: a table piece | what is provided,
+    then the pieces not provided with their replacements. `towers-legacy --provided` prints
+    it; the README shows it."""
+    rows = ['| `tf.contrib.` | provided |', '| --- | --- |']
     rows += ['| `%s` | %s |' % (name, piece.provides)
              for name, piece in PIECES.items() if piece.provides]
-    rows += ['| `%s` | importable; a use stops with one line: use %s |'
-             % (name, piece.replacement) for name, piece in PIECES.items()
-             if not piece.provides]
-    return '\n'.join(rows)
+    missing = '; '.join('`%s`: %s' % (name, piece.replacement)
+                        for name, piece in PIECES.items() if not piece.provides)
+    return '\n'.join(rows) + '\n\n' + textwrap.fill(
+        'Not provided, but importable (a use of a name in them stops the script with one line '
+        'naming the replacement): %s. Any other `tf.contrib` name: port that call.' % missing,
+        width=100)
