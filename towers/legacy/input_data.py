@@ -15,6 +15,7 @@ examples become `validation`, images are scaled to [0, 1] as float32 (or kept ui
 global random generator when it is made (from `seed`, or the graph-level seed).
 """
 import collections
+import functools
 import gzip
 import os
 import zlib
@@ -202,11 +203,10 @@ def read_data_sets(train_dir, fake_data=False, one_hot=False, dtype=tf.float32, 
             'read_data_sets: no %s in %s; it reads the four MNIST-format files %s from there '
             'and nothing is downloaded (TF 1.x downloaded them): put them there'
             % (', '.join(missing), os.path.abspath(train_dir), ', '.join(FILES)))
-    train_images, test_images = [_extract(train_dir, name, extract_images)
-                                 for name in (TRAIN_IMAGES, TEST_IMAGES)]
-    train_labels, test_labels = [
-        _extract(train_dir, name, lambda f: extract_labels(f, one_hot=one_hot))
-        for name in (TRAIN_LABELS, TEST_LABELS)]
+    labels = functools.partial(extract_labels, one_hot=one_hot)
+    train_images, train_labels, test_images, test_labels = [
+        _extract(train_dir, name, extract) for name, extract in zip(
+            FILES, (extract_images, labels, extract_images, labels))]
     if not 0 <= validation_size <= len(train_images):
         raise ValueError('Validation size should be between 0 and {}. Received: {}.'
                          .format(len(train_images), validation_size))
