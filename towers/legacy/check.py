@@ -81,9 +81,14 @@ class _FileReader(ast.NodeVisitor):
         self._inner = set()
 
     def _use(self, module, attributes, node):
-        if module.split('.')[0] in _ROOTS:
-            self.uses.append(Use(module, tuple(attributes), '%s:%d' % (self._shown,
-                                                                        node.lineno)))
+        if module is None or module.split('.')[0] in _ROOTS:
+            self.uses.append(Use(module, tuple(attributes),
+                                 '%s:%d' % (self._shown, node.lineno)))
+
+    def visit_Module(self, node):
+        self.generic_visit(node)
+        for name in _python2_builtins(node):
+            self._use(None, (name.id,), name)
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -95,8 +100,7 @@ class _FileReader(ast.NodeVisitor):
             else:
                 self._aliases[alias.name.split('.')[0]] = (alias.name.split('.')[0], ())
             if alias.name in _PY2_MODULES and node.col_offset == 0:
-                self.uses.append(Use(None, ('import ' + alias.name,),
-                                     '%s:%d' % (self._shown, node.lineno)))
+                self._use(None, ('import ' + alias.name,), node)
 
     def visit_ImportFrom(self, node):
         self.imports.append((node.module, node.level, tuple(a.name for a in node.names)))
@@ -118,7 +122,7 @@ class _FileReader(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         if node.attr == TOSTRING[1:-2]:
-            self.uses.append(Use(None, (TOSTRING,), '%s:%d' % (self._shown, node.lineno)))
+            self._use(None, (TOSTRING,), node)
         chain = _chain(node)
         if node not in self._inner and chain and chain[0] in self._aliases:
             module, attributes = self._aliases[chain[0]]
@@ -130,8 +134,9 @@ class _FileReader(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _python2_builtins(tree, shown):
-    """Uses of Python 2's builtins (`xrange`, ...) that the file does not define itself."""
+def _python2_builtins(tree):
+    """The name nodes of Python 2's builtins (`xrange`, ...) in `tree` that the file does not
+    define itself."""
     nodes = list(ast.walk(tree))
     bound = {node.id for node in nodes if isinstance(node, ast.Name)
              and isinstance(node.ctx, ast.Store)}
@@ -139,9 +144,9 @@ def _python2_builtins(tree, shown):
     bound |= {node.arg for node in nodes if isinstance(node, ast.arg)}
     bound |= {(alias.asname or alias.name).split('.')[0] for node in nodes
               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    return [Use(None, (node.id,), '%s:%d' % (shown, node.lineno)) for node in nodes
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-            and node.id in _PY2_BUILTINS and node.id not in bound]
+    return [node for node in nodes if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load) and node.id in _PY2_BUILTINS
+            and node.id not in bound]
 
 
 def _local_files(module, level, names, path, roots):
@@ -203,7 +208,7 @@ def read_program(script, roots):
             continue
         reader = _FileReader(shown)
         reader.visit(tree)
-        uses += reader.uses + _python2_builtins(tree, shown)
+        uses += reader.uses
         for module, level, names in reader.imports:
             queue += _local_files(module, level, names, path, roots)
     return uses, done
