@@ -17,6 +17,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(REPO, 'tests', 'data', 'legacy', 'mnist_program.py')
 
 
+def run_program(*args):
+    """`python -m towers.legacy ARGS` run from the repository, its output captured."""
+    return subprocess.run([sys.executable, '-m', 'towers.legacy'] + list(args), cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
 def write_mnist_files(folder, num_train=300, num_test=100):
     """The four gzip IDX files of a learnable MNIST-format set: class k is a bright bar at
     row 2 + 2k over noise. Returns the training labels, in file order."""
@@ -138,10 +144,8 @@ def test_evaluation_counts_the_examples_whose_label_is_the_top_logit():
 
 
 def test_an_mnist_tower_program_reads_its_files_and_trains_on_two_devices(mnist_dir):
-    result = subprocess.run(
-        [sys.executable, '-m', 'towers.legacy', '--legacy_devices', '2', PROGRAM,
-         '--data_dir', mnist_dir[0], '--max_steps', '12'],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    result = run_program('--legacy_devices', '2', PROGRAM, '--data_dir', mnist_dir[0],
+                         '--max_steps', '12')
     assert result.returncode == 0, result.stderr
     assert 'train 200, validation 100, test 100' in result.stdout
     assert 'tower 1: loss on /device:CPU:1' in result.stdout
@@ -149,3 +153,15 @@ def test_an_mnist_tower_program_reads_its_files_and_trains_on_two_devices(mnist_
     accuracy = float(result.stdout.split('test accuracy = ')[1].split()[0])
     assert accuracy > 0.5
     assert 'tensorflow.examples.tutorials.mnist.input_data' in result.stderr.splitlines()[-1]
+
+
+def test_an_mnist_program_without_its_files_stops_with_one_line_and_downloads_nothing(tmp_path):
+    result = run_program(PROGRAM, '--data_dir', str(tmp_path))
+    errors = [line for line in result.stderr.splitlines() if line.startswith('error:')]
+    line = next(number for number, text in enumerate(open(PROGRAM), 1)
+                if 'input_data.read_data_sets(' in text)
+    assert result.returncode == 1 and 'Traceback' not in result.stderr
+    assert errors == ['error: %s:%d: read_data_sets: no %s in %s; it reads the four MNIST-format '
+                      'files %s from there and nothing is downloaded (TF 1.x downloaded them): '
+                      'put them there' % (PROGRAM, line, ', '.join(input_data.FILES), tmp_path,
+                                          ', '.join(input_data.FILES))]
