@@ -197,4 +197,4 @@ def provided_markdown():
     return '\n'.join(rows) + '\n\n' + textwrap.fill(
         'Not provided, but importable (a use of a name in them stops the script with one line '
         'naming the replacement): %s. Any other `tf.contrib` name: port that call.' % missing,
-        width=100)
+        width=100, break_on_hyphens=False)
