@@ -17,6 +17,7 @@ from towers.legacy.modules import Usage
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGACY_DIR = os.path.join(REPO, 'tests', 'data', 'legacy')
 PROGRAM = os.path.join(LEGACY_DIR, 'tower_program.py')
+COMPAT_V1_PROGRAM = os.path.join(LEGACY_DIR, 'compat_v1_program.py')
 STEPS = 12
 
 
@@ -90,17 +91,67 @@ def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):
         assert piece in last
 
 
-def test_a_removed_contrib_part_stops_with_one_line_naming_it(tmp_path):
-    result = run_script(tmp_path, '''
-        import tensorflow as tf
-        from tensorflow.contrib.learn import Estimator
-        ''')
+@pytest.fixture(scope='module')
+def compat_v1_run(tmp_path_factory):
+    """The `import tensorflow.compat.v1 as tf` program, run once on 2 towers of 2 devices."""
+    folder = tmp_path_factory.mktemp('compat_v1_program')
+    result = run_legacy('--legacy_devices', '2', COMPAT_V1_PROGRAM, '--log_dir', str(folder),
+                        '--max_steps', '8', '--hparams', 'layers=[6,4],learning_rate=0.1')
+    return result, folder
+
+
+def test_a_compat_v1_program_trains_its_gpu_towers_on_two_devices(compat_v1_run):
+    result, folder = compat_v1_run
+    assert result.returncode == 0, result.stderr
+    assert 'tower 0: loss on /device:CPU:0' in result.stdout
+    assert 'tower 1: loss on /device:CPU:1' in result.stdout
+    losses = [float(line.split(' = ')[1]) for line in result.stdout.splitlines()
+              if line.startswith('step ')]
+    assert len(losses) == 8 and losses[-1] < losses[0]
+    assert tf.train.latest_checkpoint(str(folder)) is not None
+
+
+def test_its_hparams_flag_overrides_the_hparams_defaults(compat_v1_run):
+    result, _ = compat_v1_run
+    assert 'hparams: {"batch_size": 16, "layers": [6, 4], "learning_rate": 0.1}' in \
+        result.stdout
+
+
+def test_its_usage_line_lists_the_pieces_it_reached_through_compat_v1(compat_v1_run):
+    last = compat_v1_run[0].stderr.strip().splitlines()[-1]
+    for piece in ('tf.contrib.quantize', 'tf.contrib.training',
+                  'tf.contrib.framework.python.ops', 'tf.gfile', 'numpy.int', 'tf.app.flags',
+                  "the script's --log_dir (absl.logging's removed)",
+                  'tf.data.Dataset.prefetch(NumPy integer)', 'tf.contrib.nccl'):
+        assert piece in last
+
+
+def test_first_use_of_a_contrib_piece_the_runner_lacks_is_one_line_at_its_line(tmp_path):
+    result = run_legacy('--legacy_devices', '2', COMPAT_V1_PROGRAM, '--log_dir', str(tmp_path),
+                        '--quantize')
+    line = next(number for number, text in enumerate(open(COMPAT_V1_PROGRAM), 1)
+                if 'contrib_quantize.create_training_graph' in text)
     assert result.returncode == 1
     assert error_lines(result.stderr) == [
-        'error: %s:3: tf.contrib.learn is not available: tf.contrib left TensorFlow in 2.0 and '
-        'towers-legacy does not provide it; use tf.estimator or tf.keras'
-        % (tmp_path / 'script.py')]
+        'error: %s:%d: tf.contrib.quantize.create_training_graph is not available: tf.contrib '
+        'left TensorFlow in 2.0 and towers-legacy does not provide tf.contrib.quantize; use '
+        'the TensorFlow Model Optimization Toolkit (TensorFlow 2 has no graph-rewrite '
+        'quantization)' % (COMPAT_V1_PROGRAM, line)]
     assert 'Traceback' not in result.stderr
+
+
+def test_numpys_removed_names_work_and_are_listed_in_the_usage_line(tmp_path):
+    result = run_script(tmp_path, '''
+        import numpy as np
+        import tensorflow as tf
+
+        print(np.cast[np.float32]([1, 2]).dtype, np.fromstring(b'\\x01\\x02', np.uint8),
+              np.float_, np.asscalar(np.array([7])))
+        ''')
+    assert result.returncode == 0, result.stderr
+    assert "float32 [1 2] <class 'numpy.float64'> 7" in result.stdout
+    assert result.stderr.strip().splitlines()[-1].endswith(
+        'numpy.cast, numpy.fromstring (binary), numpy.float_, numpy.asscalar')
 
 
 def test_a_script_failing_for_its_own_reasons_shows_its_own_traceback(tmp_path):

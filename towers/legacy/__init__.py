@@ -2,14 +2,18 @@
 
     python -m towers.legacy [--legacy_devices N] path/to/script.py [the script's own flags]
     towers-legacy ...                                   # the same, as an installed command
+    towers-legacy --check path/to/script.py             # what it uses, without running it
 
     originals = legacy.import_originals('path/to/original', ['model', 'train'], '--original_dir')
 
-`runner` is the command; `shim` what `import tensorflow` gives the script (`towers.compat.tf`
-itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`, `tf.gfile`, `scipy.misc`);
-`contrib` the parts of `tf.contrib` provided; `devices` the mapping of `--legacy_devices`;
-`modules` the module objects and errors. This package and `towers.compat` are the only code
-that touches `sys.modules`; the shim lasts for the rest of the process.
+`runner` is the command; `shim` what `import tensorflow` (or `tensorflow.compat.v1`) gives the
+script (`towers.compat.tf` itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`,
+`tf.gfile`); `contrib` the parts of `tf.contrib` provided, from one table (`contrib.pieces`);
+`examples`, `input_data` and `mnist` TF 1.x's `tensorflow.examples.tutorials.mnist`;
+`numpy_aliases` NumPy's removed names; `scipy_misc` `scipy.misc`'s image functions; `devices`
+the mapping of `--legacy_devices`; `check` the static report of `--check`; `modules` the
+module objects and errors. This package and `towers.compat` are the only code that touches
+`sys.modules`; the shim lasts for the rest of the process.
 """
 from towers.legacy.modules import LegacyError, RemovedAttributeError, RemovedModuleError, Usage
 from towers.legacy.shim import import_originals, install

@@ -95,6 +95,27 @@ class ProxyModule(types.ModuleType):
                        if not name.startswith('_')})
 
 
+class StubModule(ProxyModule):
+    """A module at an import path the runner has no real module for, so that importing it
+    never fails: `tensorflow.contrib.quantize`, `tensorflow.contrib.framework.python.ops`.
+
+    Its names are those of `sources` (its piece's, or none); reading any other name raises
+    `RemovedAttributeError`, as for a `ProxyModule`. It is a package, so that deeper paths
+    import too, and calling it raises `LegacyError`: a from-import of a name the runner lacks
+    (`from tensorflow.contrib.quantize import create_training_graph`) binds a stub, which
+    fails with one line where the script first calls it. Arguments as for `ProxyModule`.
+    """
+
+    def __init__(self, name, display, sources, usage, record_names, missing):
+        super().__init__(name, display, sources, usage, record_names, missing)
+        self.__path__ = []
+
+    def __call__(self, *args, **kwargs):
+        display, _, _, _, missing = self.__dict__['_proxy']
+        raise LegacyError('%s is not available: %s' % (display,
+                                                       missing(display.rsplit('.', 1)[-1])))
+
+
 class LegacyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves module objects made by `resolve` to `import` statements.
 

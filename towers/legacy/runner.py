@@ -1,6 +1,8 @@
 """The command `towers-legacy` (`python -m towers.legacy`): runs a TF1 script unchanged.
 
     towers-legacy [--legacy_devices N] path/to/script.py [the script's own flags]
+    towers-legacy --check path/to/script.py      # what it uses, and whether it is provided
+    towers-legacy --provided                     # the table of tf.contrib pieces provided
 
 The script runs as `__main__`, with its own directory first on `sys.path` and its flags as its
 `sys.argv`, as `python script.py` would run it, under the shim of `towers.legacy.shim`.
@@ -8,7 +10,8 @@ Its outcome is its own: its exit status, its output, and, when it fails for its 
 its own traceback (from its first frame; the runner's frames are left out). Only the runner's
 errors are one line: a bad runner option, a missing script, or a part of TensorFlow 1 the
 runner does not provide (`error: script.py:12: tf.contrib.learn is not available: ...`). At
-exit one line lists the compatibility pieces the script used.
+exit one line lists the compatibility pieces the script used. `--check` reads the script and
+its local modules without running them (`towers.legacy.check`).
 """
 import os
 import runpy
@@ -17,7 +20,8 @@ import traceback
 
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
-from towers.legacy import devices, shim
+from towers.legacy import check, devices, shim
+from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import LegacyError, located
 
 PROGRAM = 'towers-legacy'
@@ -30,7 +34,8 @@ def parse_command(argv):
     The runner's options come before the script; everything after it is the script's.
 
     Returns:
-      (options, script, script_argv); options.legacy_devices is None or N.
+      (options, script, script_argv); options.legacy_devices is None or N, options.check and
+      options.provided booleans; script is None with --provided.
 
     Raises:
       FlagError: a bad option, or no script.
@@ -42,12 +47,20 @@ def parse_command(argv):
     if index < len(argv) and argv[index] == '--':
         index += 1
     parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],
-                        usage='%(prog)s [--legacy_devices N] SCRIPT [FLAGS...]')
+                        usage='%(prog)s [--legacy_devices N | --check] SCRIPT [FLAGS...]')
     parser.add_argument('--legacy_devices', type=positive_int,
                         help='Make N tower devices: the script\'s /gpu:0../gpu:N-1 run on '
                              'GPUs, logical GPUs or virtual CPU devices, as '
                              'towers.configure_devices chooses for this machine.')
+    parser.add_argument('--check', action='store_true',
+                        help='Do not run the script: report each TF1, tf.contrib, removed NumPy '
+                             'and Python 2 name it and its local modules use, and whether the '
+                             'runner provides it; exit status 1 if any is not.')
+    parser.add_argument('--provided', action='store_true',
+                        help='Print the table of the tf.contrib pieces the runner provides.')
     options = parser.parse_args(options_argv)
+    if options.provided:
+        return options, None, []
     if index >= len(argv):
         raise FlagError('give the script to run: %s [--legacy_devices N] SCRIPT [FLAGS...]'
                         % PROGRAM)
@@ -97,7 +110,12 @@ def main(argv=None):
     except TowersError as err:
         print('error: %s' % err, file=sys.stderr)
         sys.exit(EXIT_ERROR)
+    if options.provided:
+        print(provided_markdown())
+        sys.exit(0)
     usage = shim.install()
+    if options.check:
+        sys.exit(check.main(script))
     if options.legacy_devices:
         device_map = devices.DeviceMap(options.legacy_devices, usage)
         device_map.install()

@@ -3,13 +3,21 @@
 This package and `towers.compat` are the only code of the project that touches `sys.modules`.
 `install` changes, for the rest of the process:
 
-- `sys.modules['tensorflow']` is `towers.compat.tf`, the very module object the project uses:
-  `tf.compat.v1` with v2 behaviour disabled (graph mode, reference variables, queue runners).
-  Modules already loaded keep their own references; `from tensorflow.python... import` still
-  reaches TensorFlow's own modules.
+- `sys.modules['tensorflow']` and `sys.modules['tensorflow.compat.v1']` are `towers.compat.tf`,
+  the very module object the project uses: `tf.compat.v1` with v2 behaviour disabled (graph
+  mode, reference variables, queue runners). So `import tensorflow.compat.v1 as tf` gives the
+  same module as `import tensorflow as tf`. Modules already loaded keep their own references;
+  TensorFlow's private modules (`tensorflow.python.ops...`, `tensorflow.core...`) import as
+  before, also as `import tensorflow.python.client.device_lib as device_lib`.
 - that module gains `tf.contrib` (`towers.legacy.contrib`), and its `tf.app`, `tf.flags`,
-  `tf.logging` and `tf.gfile` (TF 1.x's, which TensorFlow 2 still ships in `tf.compat.v1`) are
-  replaced by proxies of themselves that record their use;
+  `tf.logging` and `tf.gfile` (TF 1.x's, which TensorFlow 2 still ships in `tf.compat.v1`)
+  become proxies of themselves that record their use, also when imported by path
+  (`from tensorflow.gfile import Exists`); `tf.compat.v1` is `tf`. A flag the script defines with `tf.app.flags` under
+  a name absl.logging already took (`--log_dir`, `--v`, ...: TF <= 1.4 had its own flags)
+  replaces absl.logging's.
+- `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
+- `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
+- NumPy's removed names come back (`towers.legacy.numpy_aliases`);
 - `tf.keras` is Keras 2 (tf-keras), as `TF_USE_LEGACY_KERAS=1` makes TensorFlow choose on first
   use, unless the environment says otherwise;
 - `import scipy.misc` gives `imread`, `imresize` and `imsave` through Pillow
@@ -17,23 +25,23 @@ This package and `towers.compat` are the only code of the project that touches `
 
 `import_originals` imports a user's original modules this way, for a regression against them.
 """
+import functools
 import importlib
+import inspect
 import os
 import sys
+import types
 
+import numpy as np
 from absl import flags as absl_flags
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.legacy import scipy_misc
+from towers.legacy import examples, numpy_aliases, scipy_misc
 from towers.legacy.contrib import Contrib
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
 TENSORFLOW = 'tensorflow as tf.compat.v1 (v2 behaviour off)'
-
-# TF 1.x modules TensorFlow 2 still has in tf.compat.v1: name -> whether usage records each
-# name used in it ('tf.app.run') or the module alone ('tf.logging').
-_RECORDED_MODULES = {'app': True, 'flags': False, 'logging': False, 'gfile': False}
 
 _installed = []
 
@@ -49,21 +57,84 @@ def install():
     usage = Usage()
     usage.add(TENSORFLOW)
     os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')
-    for name, record_names in _RECORDED_MODULES.items():
-        setattr(tf, name, ProxyModule(
-            'tensorflow.' + name, 'tf.' + name, [getattr(tf, name)], usage, record_names,
-            lambda attr: 'tf.compat.v1 of TensorFlow %s does not have it' % tf.__version__))
+    numpy_aliases.install(usage)
+    _accept_numpy_prefetch_sizes(usage)
+    for name in ('python', 'core'):
+        setattr(tf, name, importlib.import_module('tensorflow.' + name))
     contrib = Contrib(usage)
     tf.contrib = contrib.root
     sys.modules.update(contrib.modules)
-    sys.modules['tensorflow'] = tf
+    for name, module in _recorded_modules(usage).items():
+        setattr(tf, name, module)
+        sys.modules['tensorflow.' + name] = module
+        sys.modules['tensorflow.compat.v1.' + name] = module
+    tf.compat = sys.modules['tensorflow.compat'] = _compat()
+    sys.modules['tensorflow'] = sys.modules['tensorflow.compat.v1'] = tf
     # A scipy.misc imported before (SciPy's own, without imread) must not hide the finder's.
     sys.modules.pop('scipy.misc', None)
-    find_scipy = scipy_misc.resolve(usage)
+    find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
-                                         or find_scipy(name)))
+                                         or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
+
+
+def _compat():
+    """`tensorflow.compat` as TensorFlow has it, but whose `v1` is `tf`."""
+    real = sys.modules['tensorflow.compat']
+    compat = types.ModuleType(real.__name__, real.__doc__)
+    compat.__dict__.update({name: getattr(real, name) for name in dir(real)
+                            if not name.startswith('_')})
+    compat.__path__ = list(real.__path__)
+    compat.v1 = tf
+    return compat
+
+
+def _recorded_modules(usage):
+    """name -> the proxy that becomes `tf.<name>`: 'app', 'flags', 'logging' and 'gfile',
+    recording their use in `usage`."""
+    def proxy(name, sources, record_names=False):
+        return ProxyModule('tensorflow.' + name, 'tf.' + name, sources, usage, record_names,
+                           lambda attr: 'tf.compat.v1 of TensorFlow %s does not have it'
+                                        % tf.__version__)
+
+    definitions = _flag_definitions(usage)
+    return {'app': proxy('app', [{'flags': proxy('app.flags', [definitions, tf.flags])},
+                                 tf.app], record_names=True),
+            'flags': proxy('flags', [definitions, tf.flags]),
+            'logging': proxy('logging', [tf.logging]),
+            'gfile': proxy('gfile', [tf.gfile])}
+
+
+def _flag_definitions(usage):
+    """absl's `DEFINE_*(name, ...)` functions, each first removing a flag of that name that
+    absl.logging defined (the script's replaces it, recorded in `usage`)."""
+    def replacing_absl_logging(define):
+        @functools.wraps(define)
+        def define_flag(name, *args, **kwargs):
+            flags = absl_flags.FLAGS
+            if name in flags and flags.find_module_defining_flag(name) == 'absl.logging':
+                delattr(flags, name)
+                usage.add("the script's --%s (absl.logging's removed)" % name)
+            return define(name, *args, **kwargs)
+        return define_flag
+    return {name: replacing_absl_logging(define) for name, define in vars(absl_flags).items()
+            if name.startswith('DEFINE') and callable(define)
+            and next(iter(inspect.signature(define).parameters), None) == 'name'}
+
+
+def _accept_numpy_prefetch_sizes(usage):
+    """Lets `Dataset.prefetch` take a NumPy integer buffer size, as TF 1.x did (TF 2.21 fails on
+    one: 'Expected bool for argument legacy_autotune'); each such call is recorded."""
+    owner = next(cls for cls in tf.data.Dataset.__mro__ if 'prefetch' in vars(cls))
+    prefetch = owner.prefetch
+
+    def prefetch_taking_numpy(dataset, buffer_size, name=None):
+        if isinstance(buffer_size, np.integer):
+            usage.add('tf.data.Dataset.prefetch(NumPy integer)')
+            buffer_size = int(buffer_size)
+        return prefetch(dataset, buffer_size, name=name)
+    owner.prefetch = prefetch_taking_numpy
 
 
 def import_originals(directory, names, flag):

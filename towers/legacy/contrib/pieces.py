@@ -1,0 +1,200 @@
+"""What the legacy runner's `tf.contrib` provides, piece by piece: the one table that the runner,
+`towers-legacy --check`, `towers-legacy --provided` and the README read (`provided_markdown`).
+
+Each piece (`tf.contrib.<piece>`) says what it provides (nothing, for the pieces TensorFlow 2
+has no counterpart of here), where its names come from, and what replaces a name of it the
+runner lacks. Import paths below a piece (`tensorflow.contrib.layers.python.layers`) resolve to
+its names, or to the real modules these tables name.
+"""
+import collections
+import importlib
+import textwrap
+
+from towers.compat import keras, slim, tf
+from towers.legacy import input_data
+from towers.legacy.contrib import bucketing, hparam, lookup, nccl, tfprof
+
+PORT = 'port that call to TensorFlow 2 (tf.contrib left TensorFlow in 2.0)'
+
+Piece = collections.namedtuple('Piece', ['provides', 'sources', 'replacement'])
+Piece.__doc__ = """One `tf.contrib.<piece>`.
+
+provides: what the runner provides, one line (None: nothing; it imports, and the first use of
+  a name in it stops the script with one line naming `replacement`).
+sources: a function () -> the modules and dicts its names are looked up in, in order.
+replacement: what replaces a name of it the runner does not provide (None: porting the call).
+"""
+
+
+def _modules(*names):
+    return lambda: [importlib.import_module(name) for name in names]
+
+
+def _framework():
+    return _modules('tf_slim.ops.arg_scope', 'tf_slim.ops.variables')() + [
+        {'nest': tf.nest, 'list_variables': tf.train.list_variables,
+         'load_variable': tf.train.load_variable, 'load_checkpoint': tf.train.load_checkpoint,
+         'init_from_checkpoint': tf.train.init_from_checkpoint, 'is_tensor': tf.is_tensor,
+         'sort': tf.sort, 'argsort': tf.argsort}]
+
+
+def _data():
+    return [{'Dataset': tf.data.Dataset, 'Iterator': tf.data.Iterator,
+             'TFRecordDataset': tf.data.TFRecordDataset,
+             'TextLineDataset': tf.data.TextLineDataset,
+             'FixedLengthRecordDataset': tf.data.FixedLengthRecordDataset,
+             'batch_and_drop_remainder': lookup.batch_and_drop_remainder,
+             'padded_batch_and_drop_remainder': lookup.padded_batch_and_drop_remainder},
+            tf.data.experimental]
+
+
+def _lookup():
+    return [{'index_table_from_tensor': lookup.index_table_from_tensor,
+             'index_table_from_file': lookup.index_table_from_file,
+             'index_to_string_table_from_tensor': lookup.index_to_string_table_from_tensor,
+             'index_to_string_table_from_file': lookup.index_to_string_table_from_file,
+             'HashTable': tf.lookup.StaticHashTable,
+             'MutableHashTable': tf.lookup.experimental.MutableHashTable,
+             'MutableDenseHashTable': tf.lookup.experimental.DenseHashTable},
+            tf.lookup]
+
+
+def _rnn():
+    return [tf.nn.rnn_cell, {'static_rnn': tf.nn.static_rnn,
+                             'static_bidirectional_rnn': tf.nn.static_bidirectional_rnn,
+                             'static_state_saving_rnn': tf.nn.static_state_saving_rnn}]
+
+
+def _deprecated():
+    return [{'scalar_summary': tf.summary.scalar, 'histogram_summary': tf.summary.histogram,
+             'image_summary': tf.summary.image, 'audio_summary': tf.summary.audio,
+             'merge_summary': tf.summary.merge, 'merge_all_summaries': tf.summary.merge_all}]
+
+
+def _nothing():
+    return []
+
+
+def _missing(replacement):
+    return Piece(None, _nothing, replacement)
+
+
+_LAYERS_MODULES = ('layers', 'initializers', 'regularizers', 'optimizers', 'summaries',
+                   'normalization')
+
+PIECES = {
+    'slim': Piece('tf-slim 1.1.0 with a working `batch_norm`, and its submodules '
+                  '(`slim.nets`, `slim.learning`, ...)', lambda: [slim], None),
+    'layers': Piece("tf-slim's layers (`group_norm` included), initializers, regularizers, "
+                    '`optimize_loss`, `summarize_*`',
+                    _modules(*['tf_slim.layers.' + name for name in _LAYERS_MODULES]), None),
+    'framework': Piece("tf-slim's `arg_scope`, `add_arg_scope` and variable helpers; `nest`, "
+                       'checkpoint readers, `sort`', _framework, None),
+    'data': Piece('`tf.data.experimental` (`shuffle_and_repeat`, `map_and_batch`, ...), '
+                  '`batch_and_drop_remainder`', _data, None),
+    'lookup': Piece('`index_table_from_tensor`/`_file`, `index_to_string_table_from_*`, '
+                    '`HashTable`, `tf.lookup`', _lookup, None),
+    'rnn': Piece('`tf.nn.rnn_cell` (`LSTMCell`, ...), `static_rnn`, '
+                 '`static_bidirectional_rnn`', _rnn, None),
+    'deprecated': Piece('`scalar_summary`, `histogram_summary`, ... (`tf.summary`)',
+                        _deprecated, None),
+    'training': Piece('`HParams`, `bucket_by_sequence_length`, `bucket`; tf-slim\'s '
+                      '`multiply_gradients`, `create_train_op`, `SummaryAtEndHook`, '
+                      '`evaluate_repeatedly`, `checkpoints_iterator`, ...',
+                      lambda: [{'HParams': hparam.HParams, 'bucket': bucketing.bucket,
+                                'bucket_by_sequence_length': bucketing.bucket_by_sequence_length}]
+                      + _modules('tf_slim.training.training', 'tf_slim.training.evaluation')(),
+                      'tf.data for the other queue input helpers'),
+    'keras': Piece('Keras 2 (tf-keras), also at `tensorflow.contrib.keras.api.keras`',
+                   lambda: [keras], 'tf.keras'),
+    'metrics': Piece("tf-slim's `streaming_*` metrics and `aggregate_metric_map`",
+                     _modules('tf_slim.metrics'),
+                     'tf.metrics (streaming_<name> is tf.metrics.<name>, labels first)'),
+    'losses': Piece("tf-slim's losses (TF 1.x's argument order) and `metric_learning`",
+                    _modules('tf_slim.losses'), 'tf.losses (labels first)'),
+    'nccl': Piece('`all_sum`, `all_prod`, `all_min`, `all_max`, `reduce_sum`, `broadcast`: NCCL '
+                  'on distinct GPUs, the same values by plain ops elsewhere',
+                  lambda: [nccl], 'tf.distribute.NcclAllReduce'),
+    'tfprof': Piece('`ProfileContext` when disabled, `model_analyzer.print_model_analysis` '
+                    'and its options (`tf.profiler`)', lambda: [tfprof],
+                    'tf.profiler (tf.profiler.experimental for traces)'),
+    'learn': Piece('`datasets.mnist` only (the MNIST reader of `input_data`, offline)',
+                   _nothing, 'tf.estimator or tf.keras'),
+    'quantize': _missing('the TensorFlow Model Optimization Toolkit (TensorFlow 2 has no '
+                         'graph-rewrite quantization)'),
+    'checkpoint': _missing('tf.train.Checkpoint'),
+    'cluster_resolver': _missing('tf.distribute.cluster_resolver'),
+    'compiler': _missing('tf.function(jit_compile=True) or tf.xla'),
+    'crf': _missing('the CRF ops of TensorFlow Addons (tfa.text)'),
+    'cudnn_rnn': _missing('tf.keras.layers.LSTM and GRU, which use cuDNN'),
+    'distribute': _missing('tf.distribute'),
+    'distributions': _missing('TensorFlow Probability (tfp.distributions)'),
+    'eager': _missing('tf.compat.v2 (eager execution is TensorFlow 2\'s default)'),
+    'estimator': _missing('tf.estimator'),
+    'gan': _missing('TF-GAN (tensorflow_gan)'),
+    'graph_editor': _missing('nothing: rebuild the graph instead of editing it'),
+    'image': _missing('tf.image, or the image ops of TensorFlow Addons (tfa.image)'),
+    'legacy_seq2seq': _missing('the seq2seq modules of TensorFlow Addons (tfa.seq2seq)'),
+    'memory_stats': _missing('tf.config.experimental.get_memory_info'),
+    'mixed_precision': _missing('tf.keras.mixed_precision'),
+    'opt': _missing('the optimizers of tf.train, tf.keras.optimizers or TensorFlow Addons'),
+    'predictor': _missing('tf.saved_model.load'),
+    'seq2seq': _missing('the seq2seq modules of TensorFlow Addons (tfa.seq2seq) or Keras'),
+    'signal': _missing('tf.signal'),
+    'stateless': _missing('tf.random.stateless_uniform and the other tf.random.stateless_* '
+                          'ops'),
+    'summary': _missing('tf.summary'),
+    'tensorboard': _missing('tf.summary and TensorBoard\'s own plugins'),
+    'tensorrt': _missing('tf.experimental.tensorrt'),
+    'tpu': _missing('tf.distribute.TPUStrategy'),
+    'util': _missing('tf.make_tensor_proto and tf.get_static_value'),
+}
+
+# Paths below tensorflow.contrib that are packages whose modules TF 1.x's code imported by
+# name: path -> {name: the module's import name}. The path's other names are its piece's
+# (as TF 1.x's `__init__` star-imported them: `framework.python.ops.arg_scope` is the
+# function, `framework.python.ops.variables` the module).
+SUBMODULES = {
+    'layers.python.layers': {name: 'tf_slim.layers.' + name
+                             for name in _LAYERS_MODULES + ('utils',)},
+    'framework.python.ops': {'variables': 'tf_slim.ops.variables'},
+    'training.python.training': {'training': 'tf_slim.training.training',
+                                 'evaluation': 'tf_slim.training.evaluation',
+                                 'hparam': 'towers.legacy.contrib.hparam'},
+    'learn': {'datasets': 'tensorflow.contrib.learn.datasets'},
+    'learn.datasets': {'mnist': input_data.__name__},
+    'learn.python.learn.datasets': {'mnist': input_data.__name__},
+    'tfprof': {'model_analyzer': tfprof.__name__},
+}
+
+# Paths below tensorflow.contrib whose modules are those of a real package, path for path:
+# tensorflow.contrib.slim.nets is tf_slim.nets.
+PACKAGES = {'slim': 'tf_slim', 'slim.python.slim': 'tf_slim', 'keras': 'tf_keras',
+            'keras.api.keras': 'tf_keras', 'keras.python.keras': 'tf_keras'}
+
+
+def why_missing(piece):
+    """Why a name of `tf.contrib.<piece>` the runner lacks is not available, and what to do."""
+    if piece not in PIECES:
+        return 'tf.contrib left TensorFlow in 2.0 and towers-legacy does not provide it; ' + PORT
+    found = PIECES[piece]
+    use = 'use ' + found.replacement if found.replacement else PORT
+    if found.provides:
+        return 'towers-legacy\'s tf.contrib.%s does not have it; %s' % (piece, use)
+    return ('tf.contrib left TensorFlow in 2.0 and towers-legacy does not provide '
+            'tf.contrib.%s; %s' % (piece, use))
+
+
+def provided_markdown():
+    """What the runner's `tf.contrib` provides, in markdown: a table piece | what is provided,
+    then the pieces not provided with their replacements. `towers-legacy --provided` prints
+    it; the README shows it."""
+    rows = ['| `tf.contrib.` | provided |', '| --- | --- |']
+    rows += ['| `%s` | %s |' % (name, piece.provides)
+             for name, piece in PIECES.items() if piece.provides]
+    missing = '; '.join('`%s`: %s' % (name, piece.replacement)
+                        for name, piece in PIECES.items() if not piece.provides)
+    return '\n'.join(rows) + '\n\n' + textwrap.fill(
+        'Not provided, but importable (a use of a name in them stops the script with one line '
+        'naming the replacement): %s. Any other `tf.contrib` name: port that call.' % missing,
+        width=100, break_on_hyphens=False)
