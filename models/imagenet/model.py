@@ -18,6 +18,7 @@ plus 1e-4 times the sum of `tf.nn.l2_loss` of every convolution and dense kernel
 """
 from models.datasets.imagenet import reader
 from towers.compat import slim, tf
+from towers.errors import TowersError
 
 NUM_CLASSES = 1000
 DEPTHS = (50, 101, 152)
@@ -173,3 +174,16 @@ def depth_of_checkpoint(variable_names):
         if 'resnet_v1_%d/logits/weights' % depth in variable_names:
             return depth
     return None
+
+
+def checkpoint_depth(checkpoint):
+    """The depth of the ResNet the checkpoint prefix `checkpoint` holds.
+
+    Raises:
+      TowersError: naming `checkpoint`, when it holds no ResNet v1 of `DEPTHS`.
+    """
+    depth = depth_of_checkpoint([name for name, _ in tf.train.list_variables(checkpoint)])
+    if depth is None:
+        raise TowersError('checkpoint %s holds no ResNet v1 (no resnet_v1_<%s>/logits/weights)'
+                          % (checkpoint, '|'.join(str(d) for d in DEPTHS)))
+    return depth
