@@ -65,11 +65,14 @@ class Signature(collections.namedtuple('Signature', ['inputs', 'outputs'])):
         return '%s -> %s' % (specs(self.inputs), specs(self.outputs))
 
 
-def classified(probabilities):
-    """The outputs of a classifier: 'probabilities' [b, classes] as given, and 'classes' [b]
-    int64, the index of the most probable class."""
-    return {'probabilities': probabilities,
-            'classes': tf.argmax(probabilities, axis=1, name='classes')}
+def classified(probabilities, logits=None):
+    """The outputs of a classifier: 'probabilities' [b, classes] as given, 'classes' [b]
+    int64, the index of the most probable class, and the 'logits' [b, classes] when given."""
+    outputs = {'probabilities': probabilities,
+               'classes': tf.argmax(probabilities, axis=1, name='classes')}
+    if logits is not None:
+        outputs['logits'] = logits
+    return outputs
 
 
 def check_new_directory(path, flag):
