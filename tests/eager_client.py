@@ -53,7 +53,9 @@ def keras_input(architecture, images, image_size):
     images = tf.image.convert_image_dtype(images, tf.float32)
     if architecture == 'fashion_mnist':
         return images[..., None]
-    resized = tf.image.resize(images, [image_size, image_size])
+    # Resized as TensorFlow 1 resized them in training (no half-pixel centres).
+    resized = tf.raw_ops.ResizeBilinear(images=images, size=[image_size, image_size],
+                                        half_pixel_centers=False)
     return tf_keras.applications.vgg16.preprocess_input(resized * 255.0)
 
 
