@@ -43,10 +43,10 @@ def _parse_args(argv):
     parser.add_argument('--image_size', type=flags.positive_int,
                         help='imagenet: side of the centre crop (default 224); side_by_side: '
                              'side of the square input (default 128); as trained.')
-    parser.add_argument('--image_height', type=flags.positive_int,
-                        help='segdec: input height, as trained (default: the variant\'s).')
-    parser.add_argument('--image_width', type=flags.positive_int,
-                        help='segdec: input width, as trained (default: the variant\'s).')
+    for side in ('height', 'width'):
+        parser.add_argument('--image_' + side, type=flags.positive_int,
+                            help='segdec: input %s, as trained (default: the variant\'s).'
+                                 % side)
     parser.add_argument('--models', help='side_by_side: the comma-separated models to export '
                                          '(default: every model of the checkpoint).')
     return parser.parse_args(argv)
