@@ -17,10 +17,10 @@ from towers.legacy import devices, export, runner
 from towers.legacy.modules import Usage
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIENT = os.path.join(REPO, 'tests', 'eager_client.py')
 LEGACY_DIR = os.path.join(REPO, 'tests', 'data', 'legacy')
 PROGRAM = os.path.join(LEGACY_DIR, 'tower_program.py')
 STEPS = 12
-CLIENT = os.path.join(REPO, 'tests', 'eager_client.py')
 
 
 def run_legacy(*args):
@@ -82,17 +82,6 @@ def test_its_checkpoint_restores_into_the_projects_port(program_run):
     assert accuracy > 0.9
 
 
-def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):
-    result, _ = program_run
-    last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith('towers-legacy: compatibility pieces used: tensorflow as '
-                           'tf.compat.v1 (v2 behaviour off), ')
-    for piece in ('tf.contrib.slim', 'tf.contrib.layers', 'tf.contrib.framework',
-                  'tf.app.flags', 'tf.app.run', 'tf.gfile',
-                  '--legacy_devices 2: /gpu:0../gpu:1 are virtual CPU devices'):
-        assert piece in last
-
-
 def _export(folder, export_dir, outputs):
     """Runs `towers-legacy export` of the program's checkpoint in this process, from its
     images to `outputs`: (exit status, the .meta file)."""
@@ -143,6 +132,17 @@ def test_export_is_a_subcommand_unless_a_script_is_called_export(tmp_path, monke
     assert export.is_command(['export', '--meta_graph', 'model.ckpt-1.meta'])
     (tmp_path / 'export').write_text('')
     assert not export.is_command(['export', '--num_gpus', '2'])
+
+
+def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):
+    result, _ = program_run
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith('towers-legacy: compatibility pieces used: tensorflow as '
+                           'tf.compat.v1 (v2 behaviour off), ')
+    for piece in ('tf.contrib.slim', 'tf.contrib.layers', 'tf.contrib.framework',
+                  'tf.app.flags', 'tf.app.run', 'tf.gfile',
+                  '--legacy_devices 2: /gpu:0../gpu:1 are virtual CPU devices'):
+        assert piece in last
 
 
 def test_a_removed_contrib_part_stops_with_one_line_naming_it(tmp_path):

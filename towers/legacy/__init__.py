@@ -2,14 +2,13 @@
 
     python -m towers.legacy [--legacy_devices N] path/to/script.py [the script's own flags]
     towers-legacy ...                                   # the same, as an installed command
-    towers-legacy export --meta_graph model.ckpt-N.meta --inputs NAME:TENSOR \
-        --outputs NAME:TENSOR --export_dir OUT          # its checkpoint as a SavedModel
 
     originals = legacy.import_originals('path/to/original', ['model', 'train'], '--original_dir')
+    towers-legacy export --meta_graph model.ckpt-N.meta --inputs NAME:TENSOR \
+        --outputs NAME:TENSOR --export_dir OUT          # a checkpoint as a SavedModel (`export`)
 
-`runner` is the command, `export` its subcommand (a checkpoint written out through
-`towers.export`); `shim` what `import tensorflow` gives the script (`towers.compat.tf` itself,
-with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`, `tf.gfile`, `scipy.misc`);
+`runner` is the command; `shim` what `import tensorflow` gives the script (`towers.compat.tf`
+itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`, `tf.gfile`, `scipy.misc`);
 `contrib` the parts of `tf.contrib` provided; `devices` the mapping of `--legacy_devices`;
 `modules` the module objects and errors. This package and `towers.compat` are the only code
 that touches `sys.modules`; the shim lasts for the rest of the process.
