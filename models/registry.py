@@ -1,14 +1,20 @@
-"""The models by name, for commands that serve any model (the benchmark, scaling reports).
+"""The models by name, for commands that serve any model (the benchmark, scaling reports, the
+export).
 
 As tf_cnn_benchmarks' `model_config` maps names to models, the registry only maps a name to the
 package of the same name; each package says what a command needs to build its training step
-without knowing the model, in its `entry.py`:
+without knowing the model, in its `entry.py`, and what its trained network serves, in its
+`serving.py`:
 
     entry = registry.get('segdec')                     # models/segdec/entry.py's ENTRY
     recipe = entry.recipe(entry.batch_size)            # a towers.Recipe
     training = towers.assemble(recipe, lambda: entry.synthetic_batch(global_batch), setup,
                                objectives=[entry.objective])
     train_op = training.train_ops[entry.objective]
+
+    serving = registry.serving('segdec')               # models/segdec/serving.py
+    signature = export.save(serving.serving(checkpoint, image_height=320, image_width=128),
+                            checkpoint, '/tmp/segdec_export')
 """
 import collections
 import importlib
@@ -17,6 +23,9 @@ from towers.errors import TowersError
 
 # The registered models: each the name of its package under models/.
 NAMES = ('cifar10', 'fashion_mnist', 'image_folder', 'imagenet', 'segdec')
+# The models `scripts/export_saved_model.py` exports, each by its package's `serving.py`: the
+# registered ones, and the segmentation models trained side by side (not a benchmark entry).
+EXPORTABLE = NAMES + ('side_by_side',)
 
 Entry = collections.namedtuple(
     'Entry', ['name', 'title', 'description', 'batch_size', 'recipe', 'objective',
@@ -58,3 +67,19 @@ def get(name):
     if name not in NAMES:
         raise TowersError('unknown model %r; registered models: %s' % (name, ', '.join(names())))
     return importlib.import_module('models.%s.entry' % name).ENTRY
+
+
+def serving(name):
+    """The module `models/<name>/serving.py` of the exportable model `name`.
+
+    It holds `FLAGS`, the names of the export flags it takes (sizes a checkpoint does not
+    hold, e.g. ('image_height', 'image_width')), and `serving(checkpoint, **flags)`, which
+    returns the `towers.export.Serving` of the network `checkpoint` holds.
+
+    Raises:
+      TowersError: no model is exportable as `name`; the message lists those that are.
+    """
+    if name not in EXPORTABLE:
+        raise TowersError('unknown model %r; exportable models: %s'
+                          % (name, ', '.join(sorted(EXPORTABLE))))
+    return importlib.import_module('models.%s.serving' % name)

@@ -15,7 +15,7 @@ import numpy as np
 
 from models.datasets.imagenet import reader, synthetic
 from models.imagenet import model
-from towers import TowersError, cli, evaluation, flags, reports
+from towers import cli, evaluation, flags, reports
 from towers.compat import tf
 
 
@@ -36,22 +36,13 @@ def _parse_args(argv):
     return parser.parse_args(argv)
 
 
-def _depth(checkpoint):
-    """The depth of the ResNet `checkpoint` holds."""
-    depth = model.depth_of_checkpoint([name for name, _ in tf.train.list_variables(checkpoint)])
-    if depth is None:
-        raise TowersError('checkpoint %s holds no ResNet v1 (no resnet_v1_<%s>/logits/weights)'
-                          % (checkpoint, '|'.join(str(d) for d in model.DEPTHS)))
-    return depth
-
-
 def main(argv):
     args = _parse_args(argv)
     checkpoint = evaluation.checkpoint_from_flags(args)
     data_dir = (args.data_dir if args.list_file
                 else synthetic.locate_or_generate(args.data_dir, reader.VALIDATION))
     source = reader.open_source(data_dir, reader.VALIDATION, args.list_file)
-    net = model.ResNet(_depth(checkpoint))
+    net = model.ResNet(model.checkpoint_depth(checkpoint))
 
     def counts():
         """[batch, 1 + hits]: column 0 counts the images (the last batch is smaller), the

@@ -1,6 +1,8 @@
 """Specification of the legacy runner: `python -m towers.legacy script.py` runs a TF1 script
 unchanged on TensorFlow 2, and stops with one line only on what it does not provide."""
+import glob
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -11,10 +13,11 @@ import pytest
 
 from towers import evaluation
 from towers.compat import tf
-from towers.legacy import devices, runner
+from towers.legacy import devices, export, runner
 from towers.legacy.modules import Usage
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIENT = os.path.join(REPO, 'tests', 'eager_client.py')
 LEGACY_DIR = os.path.join(REPO, 'tests', 'data', 'legacy')
 PROGRAM = os.path.join(LEGACY_DIR, 'tower_program.py')
 COMPAT_V1_PROGRAM = os.path.join(LEGACY_DIR, 'compat_v1_program.py')
@@ -78,6 +81,58 @@ def test_its_checkpoint_restores_into_the_projects_port(program_run):
         ((images - mean) / stddev).astype(np.float32), 64)
     accuracy = np.mean(outputs['logits'].argmax(axis=1) == records[:, 0])
     assert accuracy > 0.9
+
+
+def _export(folder, export_dir, outputs):
+    """Runs `towers-legacy export` of the program's checkpoint in this process, from its
+    images to `outputs`: (exit status, the .meta file)."""
+    meta_graph = glob.glob(str(folder / 'train' / 'model.ckpt-*.meta'))[0]
+    with pytest.raises(SystemExit) as exit_info:
+        runner.main(['export', '--meta_graph', meta_graph, '--inputs', 'images:split:0',
+                     '--outputs', outputs, '--export_dir', str(export_dir)])
+    return exit_info.value.code, meta_graph
+
+
+def test_export_writes_the_programs_checkpoint_as_a_savedmodel_tf2_serves_alike(
+        program_run, capsys):
+    _, folder = program_run
+    status, meta_graph = _export(folder, folder / 'export', 'logits:tower_0/logits/BiasAdd:0')
+    assert status == 0
+    assert capsys.readouterr().out == (
+        'model.ckpt-%d: wrote the SavedModel %s; serving_default: images float32 '
+        '[16, 8, 8, 3] -> logits float32 [16, 4]\n' % (STEPS, folder / 'export'))
+    images = np.random.RandomState(0).normal(size=[16, 8, 8, 3]).astype(np.float32)
+    with evaluation.Restored(
+            lambda: tf.train.import_meta_graph(meta_graph, clear_devices=True),
+            meta_graph[:-len('.meta')]) as program:
+        expected = program.session.run('tower_0/logits/BiasAdd:0', {'split:0': images})
+    np.savez(str(folder / 'images.npz'), images=images)
+    (folder / 'jobs.json').write_text(json.dumps([{
+        'saved_model': str(folder / 'export'), 'images': str(folder / 'images.npz'),
+        'out': str(folder / 'served.npz')}]))
+    client = subprocess.run([sys.executable, CLIENT, str(folder / 'jobs.json')],
+                            capture_output=True, text=True, timeout=300)
+    assert client.returncode == 0, client.stderr
+    served = np.load(str(folder / 'served.npz'))['logits']
+    assert np.max(np.abs(served - expected)) <= 1e-5 * np.max(np.abs(expected))
+
+
+def test_export_of_a_tensor_not_in_the_graph_is_one_line_naming_it(program_run, capsys,
+                                                                     tmp_path):
+    _, folder = program_run
+    status, _ = _export(folder, tmp_path / 'export', 'logits:tower_0/logit/BiasAdd:0')
+    assert status == 1
+    assert capsys.readouterr().err == (
+        'error: --outputs logits:tower_0/logit/BiasAdd:0: the graph has no tensor '
+        'tower_0/logit/BiasAdd:0; the closest: tower_0/logits/BiasAdd:0, '
+        'tower_1/logits/BiasAdd:0, tower_0/logits/MatMul:0\n')
+
+
+def test_export_is_a_subcommand_unless_a_script_is_called_export(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert export.is_command(['export', '--meta_graph', 'model.ckpt-1.meta'])
+    (tmp_path / 'export').write_text('')
+    assert not export.is_command(['export', '--num_gpus', '2'])
 
 
 def test_at_exit_one_line_lists_the_compatibility_pieces_used(program_run):

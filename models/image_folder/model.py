@@ -166,6 +166,12 @@ class Vgg16Transfer:
         [0, 1] (RGB); `training` is Keras' (VGG16 has neither dropout nor batch norm)."""
         return self._shared(caffe_preprocess(images), training=training)
 
+    @property
+    def keras_model(self):
+        """The `keras.Model` of the newest graph the object was called in (None before): the
+        network without `caffe_preprocess`."""
+        return self._shared.model
+
     def initial_values(self):
         """The values the variables of the newest graph's model start from: the VGG16 layers
         of `weights`, or none (random initialisation, which is logged). Call after the model
@@ -174,7 +180,7 @@ class Vgg16Transfer:
             log.info('a new training starts VGG16 from RANDOM values (no --weights file; '
                      'for ImageNet weights give vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5)')
             return {}
-        return read_weights(self.weights, self._shared.model)
+        return read_weights(self.weights, self.keras_model)
 
     def loss(self, probabilities, labels):
         """Adds the mean cross entropy of `probabilities` [B, num_classes] against `labels` [B]

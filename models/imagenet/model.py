@@ -18,6 +18,7 @@ plus 1e-4 times the sum of `tf.nn.l2_loss` of every convolution and dense kernel
 """
 from models.datasets.imagenet import reader
 from towers.compat import slim, tf
+from towers.errors import TowersError
 
 NUM_CLASSES = 1000
 DEPTHS = (50, 101, 152)
@@ -81,17 +82,21 @@ class ResNet:
     variables.
     """
 
-    def __init__(self, depth=50, label_smoothing=LABEL_SMOOTHING, weight_decay=WEIGHT_DECAY):
+    def __init__(self, depth=50, label_smoothing=LABEL_SMOOTHING, weight_decay=WEIGHT_DECAY,
+                 batch_norm_decay=BATCH_NORM_DECAY):
         """Args:
           depth: 50, 101 or 152.
           label_smoothing: of the training loss.
           weight_decay: the factor of the kernels' L2 loss.
+          batch_norm_decay: of the batch-norm moving statistics (0: each training step's
+            batch statistics).
         """
         if depth not in DEPTHS:
             raise ValueError('ResNet depth %r; expected one of %s' % (depth, DEPTHS))
         self.depth = depth
         self.label_smoothing = label_smoothing
         self.weight_decay = weight_decay
+        self.batch_norm_decay = batch_norm_decay
 
     @property
     def scope(self):
@@ -113,7 +118,7 @@ class ResNet:
         # The decay is left to `kernel_l2_loss`, in the `losses` collection, rather than in
         # tf-slim's regularisation losses, which MirroredStrategy's replicas cannot share.
         arg_scope = slim.nets.resnet_v1.resnet_arg_scope(
-            weight_decay=0.0, batch_norm_decay=BATCH_NORM_DECAY,
+            weight_decay=0.0, batch_norm_decay=self.batch_norm_decay,
             batch_norm_epsilon=BATCH_NORM_EPSILON)
         with slim.arg_scope(arg_scope):
             logits, _ = network(images, NUM_CLASSES, is_training=is_training,
@@ -173,3 +178,16 @@ def depth_of_checkpoint(variable_names):
         if 'resnet_v1_%d/logits/weights' % depth in variable_names:
             return depth
     return None
+
+
+def checkpoint_depth(checkpoint):
+    """The depth of the ResNet the checkpoint prefix `checkpoint` holds.
+
+    Raises:
+      TowersError: naming `checkpoint`, when it holds no ResNet v1 of `DEPTHS`.
+    """
+    depth = depth_of_checkpoint([name for name, _ in tf.train.list_variables(checkpoint)])
+    if depth is None:
+        raise TowersError('checkpoint %s holds no ResNet v1 (no resnet_v1_<%s>/logits/weights)'
+                          % (checkpoint, '|'.join(str(d) for d in DEPTHS)))
+    return depth

@@ -20,6 +20,9 @@ from towers.training import checkpoints
 
 log = logging.getLogger(__name__)
 
+# The missing variables an error names (a checkpoint of another network lacks hundreds).
+_NAMED_AT_MOST = 5
+
 
 def add_eval_flags(parser, train_script, train_dir, out_dir, batch_size=None,
                    train_dir_flag='train_dir', out_dir_flag='out_dir'):
@@ -87,8 +90,10 @@ def require_variables(checkpoint, names, what):
     stored = tf.train.NewCheckpointReader(checkpoint).get_variable_to_shape_map()
     missing = sorted(set(names) - set(stored))
     if missing:
-        raise TowersError('checkpoint %s is not one of %s: it lacks %s'
-                          % (checkpoint, what, ', '.join(missing)))
+        more = len(missing) - _NAMED_AT_MOST
+        raise TowersError('checkpoint %s is not one of %s: it lacks %s%s'
+                          % (checkpoint, what, ', '.join(missing[:_NAMED_AT_MOST]),
+                             ' and %d more' % more if more > 0 else ''))
 
 
 def poll_checkpoints(checkpoint_dir, evaluate, run_once, interval_secs, sleep=time.sleep):

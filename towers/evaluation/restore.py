@@ -104,6 +104,11 @@ class Restored:
         return self._session.run(self.outputs if fetches is None else fetches,
                                  None if batch is None else feed(self._placeholders, batch))
 
+    @property
+    def session(self):
+        """The session holding the restored variables (e.g. to save them in another format)."""
+        return self._session
+
     def close(self):
         self._session.close()
 

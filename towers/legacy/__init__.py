@@ -5,6 +5,8 @@
     towers-legacy --check path/to/script.py             # what it uses, without running it
 
     originals = legacy.import_originals('path/to/original', ['model', 'train'], '--original_dir')
+    towers-legacy export --meta_graph model.ckpt-N.meta --inputs NAME:TENSOR \
+        --outputs NAME:TENSOR --export_dir OUT          # a checkpoint as a SavedModel (`export`)
 
 `runner` is the command; `shim` what `import tensorflow` (or `tensorflow.compat.v1`) gives the
 script (`towers.compat.tf` itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`,

@@ -18,11 +18,13 @@ import runpy
 import sys
 import traceback
 
+from towers import cli
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
 from towers.legacy import check, devices, shim
 from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import LegacyError, located
+from towers.legacy import export
 
 PROGRAM = 'towers-legacy'
 _OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices')
@@ -105,8 +107,11 @@ def _from_frame_of(trace, path):
 
 def main(argv=None):
     """The command: parses the runner's options, installs the shim, runs the script, exits."""
+    command = sys.argv[1:] if argv is None else argv
+    if export.is_command(command):
+        cli.run(export.main, command[1:])
     try:
-        options, script, script_argv = parse_command(sys.argv[1:] if argv is None else argv)
+        options, script, script_argv = parse_command(command)
     except TowersError as err:
         print('error: %s' % err, file=sys.stderr)
         sys.exit(EXIT_ERROR)

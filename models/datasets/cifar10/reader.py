@@ -225,8 +225,9 @@ def _distort(images):
     return tf.image.per_image_standardization(images)
 
 
-def _central_crop(images):
-    """[n, 32, 32, 3] uint8 -> [n, 24, 24, 3] float32: the tutorial's evaluation crop."""
+def central_crop(images):
+    """[n, 32, 32, 3] uint8 -> [n, 24, 24, 3] float32: the tutorial's evaluation crop (and what
+    the exported model does to the images it is sent)."""
     images = tf.image.resize_image_with_crop_or_pad(tf.cast(images, tf.float32),
                                                     IMAGE_SIZE, IMAGE_SIZE)
     return tf.image.per_image_standardization(images)
@@ -289,7 +290,7 @@ def evaluation_input(eval_data, data_dir, batch_size, use_fp16=False):
     Raises:
       TowersError: a file of the split is missing or truncated.
     """
-    return _batches(data_files(data_dir, eval_data), batch_size, _central_crop, False, use_fp16)
+    return _batches(data_files(data_dir, eval_data), batch_size, central_crop, False, use_fp16)
 
 
 # The tutorial's names.

@@ -204,9 +204,24 @@ def decode_image(path, image_size):
       [image_size, image_size, 3] float32 in [0, 1]; a grayscale JPEG is repeated in the three
       channels.
     """
-    image = tf.image.convert_image_dtype(_decode_jpeg(path), tf.float32)
+    return scale_and_resize(_decode_jpeg(path), image_size)
+
+
+def scale_and_resize(images, image_size):
+    """Decoded images as the model takes them (and as the exported model takes the images it
+    is sent).
+
+    Args:
+      images: [h, w, 3] or [b, h, w, 3] uint8 RGB.
+      image_size: side of the square output.
+
+    Returns:
+      [image_size, image_size, 3] or [b, image_size, image_size, 3] float32 in [0, 1],
+      resized bilinearly.
+    """
+    images = tf.image.convert_image_dtype(images, tf.float32)
     # Bilinear interpolation mixes neighbours with weights summing to 1: values stay in [0, 1].
-    return tf.image.resize(image, [image_size, image_size])
+    return tf.image.resize(images, [image_size, image_size])
 
 
 def training_input(split, image_size, global_batch):

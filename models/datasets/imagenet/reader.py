@@ -358,6 +358,23 @@ def _eval_crops(image, image_size, ten_crop):
                      for y, x in corners])
 
 
+def centre_crops(images, image_size):
+    """The evaluation's centre crop of each image of a batch (what the exported model does to
+    the images it is sent).
+
+    Args:
+      images: [b, h, w, 3] uint8 RGB, decoded, any one size.
+      image_size: S.
+
+    Returns:
+      [b, S, S, 3] float32, normalised per channel: each image's shorter side scaled to 256
+      (scaled with S), its centre S x S crop, as `evaluation_input` gives it.
+    """
+    crops = tf.map_fn(lambda image: _eval_crops(image, image_size, False)[CENTRE_CROP], images,
+                      fn_output_signature=tf.float32)
+    return normalize(crops)
+
+
 def _colour_augment(images):
     """The reference's per-image flip and colour changes, drawn per image, applied per batch.
 
