@@ -133,11 +133,14 @@ def _imagenet(root):
     data_dir = os.path.join(root, 'data')
     imagenet_synthetic.generate(data_dir, train_per_class=1, validation_per_class=1)
     # The moving statistics of an untrained ResNet would let 50 layers' activations overflow:
-    # here they are the last training batch's, of inputs normalised as the evaluation's are.
-    checkpoint = _fit(ResNetRecipe(resnet.ResNet(50, batch_norm_decay=0.0), 8, 16),
-                      [('images', [8, RESNET_SIZE, RESNET_SIZE, 3], tf.float32,
-                        tf.random_normal_initializer()),
-                       _random('labels', [8], 1000, tf.int32)], os.path.join(root, 'train'))
+    # here they are the last training batch's, of the generated images themselves.
+    train_dir = os.path.join(root, 'train')
+    towers.fit(ResNetRecipe(resnet.ResNet(50, batch_norm_decay=0.0), 8, 16),
+               lambda: imagenet_input.training_input(
+                   imagenet_input.Shards(data_dir, imagenet_input.TRAIN), 8, RESNET_SIZE),
+               towers.configure_devices(1), SingleProcess(), train_dir, STEPS,
+               examples_per_step=8, printer=lambda *args, **kwargs: None)
+    checkpoint = tf.train.latest_checkpoint(train_dir)
     source = imagenet_input.Shards(data_dir, imagenet_input.VALIDATION)
     net = resnet.ResNet(50)
 
