@@ -11,11 +11,12 @@ import numpy as np
 import towers
 from towers.compat import slim, tf
 
+# tf-slim's batch-norm epsilon, which the numpy forward pass repeats.
+EPSILON = 1e-3
 IMAGE_SIZE = 3
 CHANNELS = 2
 FILTERS = 3
 CLASSES = 2
-EPSILON = 1e-3
 
 
 def batch(num_examples, seed=0):

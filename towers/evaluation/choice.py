@@ -77,8 +77,7 @@ def _add_statistics_flags(parser, precise_bn_batches):
     group.add_argument('--precise_bn_batches', type=flags.non_negative_int,
                        default=precise_bn_batches,
                        help='Training batches to re-estimate the statistics from before '
-                            'evaluating; 0: the moving averages (default %d).'
-                            % precise_bn_batches)
+                            'evaluating; 0: the moving averages (default %(default)s).')
     group.add_argument('--precise_bn_batch_size', type=flags.positive_int, default=None,
                        help='Training images per batch (each layer sees it as one batch); '
                             'default: the training\'s per-tower batch, from the %s beside the '
