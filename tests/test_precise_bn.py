@@ -1,6 +1,9 @@
 """Specification of precise batch-norm statistics: the layers found in the graph of any
 framework, population statistics re-estimated from training batches, the training checkpoint
-left as it is."""
+left as it is, and which evaluation script re-estimates them by default."""
+import os
+import runpy
+
 import numpy as np
 import pytest
 import tf_keras.legacy_tf_layers.normalization as tf_layers_normalization
@@ -12,6 +15,7 @@ from towers.cluster.roles import SingleProcess
 from towers.compat import keras, slim, tf
 from towers.evaluation import batch_norm, precise_bn
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = [bn_net.IMAGE_SIZE, bn_net.IMAGE_SIZE, bn_net.CHANNELS]
 WRONG = {'bn1/moving_mean': np.full(bn_net.FILTERS, 7.0),
          'bn1/moving_variance': np.full(bn_net.FILTERS, 0.01),
@@ -193,3 +197,18 @@ def test_a_network_without_batch_norm_has_no_statistics_to_reestimate(tmp_path):
     with pytest.raises(TowersError, match='^the network has no batch-norm layer'):
         evaluation.predict(dense, checkpoint, training_batches(1)[0], 4, statistics=precise)
 
+
+# The evaluation scripts of networks with batch norm, and their --precise_bn_batches default:
+# on for the new workloads, off for SegDecNet (the original's evaluation).
+PRECISE_BN_DEFAULTS = {'eval_side_by_side.py': 50, 'eval_imagenet.py': 50, 'eval_segdec.py': 0,
+                       # no batch norm: the flag does not apply
+                       'eval_fashion_mnist.py': None, 'eval_image_folder.py': None,
+                       'cifar10_eval.py': None}
+
+
+@pytest.mark.parametrize('script', sorted(PRECISE_BN_DEFAULTS))
+def test_precise_statistics_are_on_for_the_new_workloads_and_off_for_the_classic_ports(script):
+    module = runpy.run_path(os.path.join(ROOT, 'scripts', script))
+    parse = module.get('parse_args') or module['_parse_args']
+    args = parse([])
+    assert getattr(args, 'precise_bn_batches', None) == PRECISE_BN_DEFAULTS[script]

@@ -1,8 +1,11 @@
 """Evaluating a trained network: one path for every evaluation script.
 
-    evaluation.add_eval_flags(parser, 'scripts/train_x.py', '/tmp/x_train', '/tmp/x_eval', 32)
+    evaluation.add_eval_flags(parser, 'scripts/train_x.py', '/tmp/x_train', '/tmp/x_eval', 32,
+                              precise_bn_batches=evaluation.PRECISE_BN_BATCHES)
     checkpoint = evaluation.checkpoint_from_flags(args)        # 1. choose (damaged ones skipped)
-    outputs = evaluation.predict(build_fn, checkpoint, images, args.batch_size)   # 2. restore, run
+    statistics = evaluation.statistics_from_flags(args, checkpoint, training_batches)
+    outputs = evaluation.predict(build_fn, checkpoint, images, args.batch_size,   # 2. restore,
+                                 statistics=statistics)       # re-estimate batch norm, run
     results = evaluation.classification_metrics(labels, outputs['classes'], names)  # 3. reduce
     reports.write_results(os.path.join(out_dir, 'results.json'), results)         # 4. report
 
