@@ -142,7 +142,7 @@ def statistics_from_flags(args, checkpoint, training_batches, network_fn=None):
     if not args.precise_bn_batches:
         return precise_bn.MOVING_AVERAGES
     batch_size = args.precise_bn_batch_size or training_batch_size(checkpoint)
-    log.info('precise batch-norm statistics from %d training batches of %s images',
+    log.info('precise batch-norm statistics from %d training batches of %s example(s)',
              args.precise_bn_batches, batch_size or '%d (--batch_size; the training\'s batch per '
              'tower is unknown)' % args.batch_size)
     batch_size = batch_size or args.batch_size

@@ -143,9 +143,6 @@ class ValidationHook(StepHook):
       max_steps: the last step.
       train_dir: where the summaries go (`train_dir/<run>` for a run of several).
       printer: where the line goes.
-
-    Attributes:
-      history: (step, metrics) of every validation so far.
     """
 
     def __init__(self, steps_done, built, max_steps, train_dir, printer=print):
@@ -154,7 +151,6 @@ class ValidationHook(StepHook):
         self._max_steps = max_steps
         self._train_dir = train_dir
         self._print = printer
-        self.history = []
 
     def after_run(self, run_context, run_values):
         step = read_steps_done(run_values)
@@ -176,4 +172,3 @@ class ValidationHook(StepHook):
                 tf.Summary.Value(tag=TAG % name, simple_value=float(value))
                 for name, value in values.items()]), step)
             writer.flush()
-        self.history.append((step, metrics))
