@@ -115,8 +115,7 @@ class Restored:
             self.outputs = (build_fn() if example is None else build_fn(self._placeholders))
             saver = tf.train.Saver(tf.global_variables() if var_list is None else var_list())
         if statistics is not None and statistics.of_each_batch:
-            self._rewrite(saver)
-            saver = self._saver
+            saver = self._rewrite(saver)
         with self.graph.as_default():
             # Lookup tables are not variables: initialised here, once.
             tables = tf.tables_initializer()
@@ -132,16 +131,18 @@ class Restored:
             raise
 
     def _rewrite(self, saver):
-        """Copies the network to normalise each batch with its own statistics."""
+        """Copies the network to normalise each batch with its own statistics; returns the
+        copy's `saver`."""
         layers = batch_norm.find_layers(self.graph)
         if not layers:
             raise TowersError('the network has no batch-norm layer normalising with moving '
                               'statistics: each batch\'s own statistics change nothing')
         rewritten = batch_norm.with_batch_statistics(self.graph, saver, layers)
-        self.graph, self._saver = rewritten.graph, rewritten.saver
+        self.graph = rewritten.graph
         self.outputs, self._placeholders = tf.nest.map_structure(
             lambda value: batch_norm.tensor_in(self.graph, value),
             (self.outputs, self._placeholders))
+        return rewritten.saver
 
     def run(self, batch=None, fetches=None):
         """Runs `fetches` (default: `outputs`) with the placeholders fed `batch`; numpy values
