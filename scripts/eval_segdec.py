@@ -4,9 +4,11 @@
         --image_width 128 --out_dir /tmp/segdec_eval
 
 Restores the newest checkpoint of --train_dir, runs the network with batch norm in test mode
-(moving statistics) on one device, and writes to --out_dir: results.json (average precision,
-false positives/negatives at the best-F threshold, accuracy/precision/recall at 0.5, and each
-image's score), pr_curve.png, and panels/<item>_<part>.png [image | true mask | predicted mask].
+on one device, with the moving statistics as the original's evaluation does (or with
+--precise_bn_batches N, statistics re-estimated from N training batches), and writes to
+--out_dir: results.json (average precision, false positives/negatives at the best-F threshold,
+accuracy/precision/recall at 0.5, each image's score, and which statistics), pr_curve.png, and
+panels/<item>_<part>.png [image | true mask | predicted mask].
 """
 import os
 
@@ -19,7 +21,7 @@ from towers.compat import tf
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
     evaluation.add_eval_flags(parser, 'scripts/train_segdec.py', '/tmp/segdec_train',
-                              '/tmp/segdec_eval', batch_size=8)
+                              '/tmp/segdec_eval', batch_size=8, precise_bn_batches=0)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
                              'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DATA_DIR)
@@ -30,6 +32,8 @@ def parse_args(argv):
     parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower')
     parser.add_argument('--image_height', type=flags.positive_int, default=None)
     parser.add_argument('--image_width', type=flags.positive_int, default=None)
+    parser.add_argument('--seed', type=int, default=0,
+                        help='Order of the training images of precise BN.')
     return parser.parse_args(argv)
 
 
@@ -45,15 +49,27 @@ def main(argv):
                           'ones for average precision' % (args.subset, data_dir))
     setup = configure_devices(1)
     net = segdec.SegDecNet(args.variant)
+
+    def training_batches(batch_size):
+        train = kolektor_input.load_split(data_dir, 'train', height, width, args.split,
+                                          args.dilate, segdec.OUTPUT_STRIDE)
+        return evaluation.pipeline_batches(
+            lambda: kolektor_input.training_input(train, 1, batch_size, args.seed))
+
+    statistics = evaluation.statistics_from_flags(
+        args, checkpoint, training_batches,
+        network_fn=lambda batch: net(batch[0], is_training=False))
     outputs = evaluation.predict(
         lambda images: net(tf.cast(images[..., None], tf.float32) / 255.0, is_training=False),
-        checkpoint, data.images, args.batch_size, setup.config, names=['score', 'mask'])
+        checkpoint, data.images, args.batch_size, setup.config, names=['score', 'mask'],
+        statistics=statistics)
+    evaluation.save_precise_bn(args, checkpoint, statistics)
     scores, masks = outputs['score'], outputs['mask'][..., 0]
 
     results = evaluation.detection_metrics(data.labels, scores)
     results.update(checkpoint=os.path.abspath(checkpoint), data_dir=os.path.abspath(data_dir),
                    subset=args.subset, split=args.split, image_height=height,
-                   image_width=width, variant=args.variant,
+                   image_width=width, variant=args.variant, statistics=statistics.description,
                    images=[{'name': name, 'label': int(label), 'score': float(score)}
                            for name, label, score in zip(data.names, data.labels, scores)])
     panels_dir = os.path.join(args.out_dir, 'panels')

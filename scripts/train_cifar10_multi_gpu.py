@@ -49,6 +49,8 @@ def main(argv):
             Cifar10Recipe(args.batch_size),
             lambda: cifar10_input.distorted_inputs(batches_dir, global_batch, args.use_fp16),
             setup, role, args.train_dir, args.max_steps, examples_per_step=global_batch,
+            validation_input=lambda: cifar10_input.validation_input(
+                batches_dir, args.batch_size, args.use_fp16),
             **flags.fit_options(args))
 
     return cluster.run_task(args, work)

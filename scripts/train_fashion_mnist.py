@@ -40,12 +40,16 @@ def main(argv):
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):
-        split = reader.load_split(synthetic.locate_or_generate(args.data_dir), 'train')
+        data_dir = synthetic.locate_or_generate(args.data_dir)
+        split = reader.load_split(data_dir, 'train')
         max_steps = args.max_steps or reader.steps_for_epochs(len(split.labels), args.epochs,
                                                               global_batch)
-        return towers.fit(FashionMnistRecipe(), lambda: reader.training_input(split, global_batch),
-                          setup, role, args.train_dir, max_steps,
-                          examples_per_step=global_batch, **flags.fit_options(args))
+        return towers.fit(
+            FashionMnistRecipe(), lambda: reader.training_input(split, global_batch), setup,
+            role, args.train_dir, max_steps, examples_per_step=global_batch,
+            validation_input=lambda: reader.validation_input(
+                reader.evaluation_input(data_dir), args.batch_size),
+            **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

@@ -82,6 +82,9 @@ def main(argv):
                 Vgg16TransferRecipe(network, args.learning_rate),
                 lambda: reader.training_input(split, args.image_size, global_batch),
                 setup, role, args.train_dir, max_steps, global_batch,
+                validation_input=lambda: reader.validation_input(
+                    reader.list_split(data_dir, 'test', split.classes), args.image_size,
+                    args.batch_size),
                 **flags.fit_options(args))
 
     return cluster.run_task(args, work)

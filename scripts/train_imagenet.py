@@ -8,8 +8,10 @@ epoch and decayed by a cosine over the rest, softmax cross entropy with label sm
 1e-4 x the kernels' L2 loss; the reference's augmentation (see `models.imagenet`). The input is
 the TFRecord shards in `--data_dir`, or with `--list_file` that list of the JPEGs under
 `--data_dir`; without shards there, a generated ImageNet-format set, which the log says.
-Checkpoints carry tf-slim's variable names; an existing `--train_dir` is resumed. With the
-cluster flags it is one task of a cluster (see `scripts/launch_local_cluster.py`).
+Checkpoints carry tf-slim's variable names; an existing `--train_dir` is resumed. With
+`--eval_every_steps K`, top-1 and top-5 of the validation split's centre crops are logged every
+K steps. With the cluster flags it is one task of a cluster (see
+`scripts/launch_local_cluster.py`).
 """
 import logging
 
@@ -30,6 +32,8 @@ def _parse_args(argv):
     parser.add_argument('--list_file',
                         help='A list file of `relative/path.JPEG label` lines (labels 0..999) '
                              'to read instead of TFRecord shards.')
+    parser.add_argument('--validation_list_file',
+                        help='With --list_file and --eval_every_steps: the validation list.')
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/imagenet_train',
                         help='Directory where to write event logs and checkpoints.')
     parser.add_argument('--resnet_depth', type=int, choices=model.DEPTHS, default=50,
@@ -69,9 +73,7 @@ def main(argv):
     net = model.ResNet(args.resnet_depth, args.label_smoothing, args.weight_decay)
 
     def work(role, setup):
-        data_dir = (args.data_dir if args.list_file
-                    else synthetic.locate_or_generate(args.data_dir, reader.TRAIN))
-        source = reader.open_source(data_dir, reader.TRAIN, args.list_file)
+        source = synthetic.open_split(args.data_dir, reader.TRAIN, args.list_file)
         recipe = resnet_recipe.ResNetRecipe(
             net, args.batch_size, source.num_examples, args.epochs, args.warmup_epochs,
             args.cosine_alpha, args.learning_rate, args.momentum, args.nesterov)
@@ -83,7 +85,12 @@ def main(argv):
             return towers.fit(
                 recipe, lambda: reader.training_input(source, global_batch, args.image_size),
                 setup, role, args.train_dir, args.max_steps or schedule.total_steps,
-                examples_per_step=global_batch, **flags.fit_options(args))
+                examples_per_step=global_batch,
+                validation_input=lambda: reader.validation_input(
+                    synthetic.open_split(args.data_dir, reader.VALIDATION,
+                                         args.validation_list_file),
+                    args.batch_size, args.image_size),
+                **flags.fit_options(args))
 
     return cluster.run_task(args, work)
 

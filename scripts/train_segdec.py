@@ -95,6 +95,10 @@ def main(argv):
                 lambda: kolektor_input.training_input(data, args.num_gpus, args.batch_size,
                                                        args.seed),
                 setup, role, args.train_dir, end_step, global_batch, objective=objective,
+                validation_input=lambda: kolektor_input.validation_input(
+                    kolektor_input.evaluation_input(data_dir, height, width, 'test', args.split,
+                                                    args.dilate, segdec.OUTPUT_STRIDE),
+                    args.batch_size),
                 **flags.fit_options(args))
             if result.interrupted:
                 break

@@ -8,8 +8,10 @@ tower from the same input shards, with its own Adam optimizer, binary cross entr
 norm, and one `session.run` steps them all (see `towers.training.side_by_side`). The progress line
 shows each model's loss; `--train_dir` holds one checkpoint of all of them, and
 `--train_dir/<model>` each model's TensorBoard run, so that `tensorboard --logdir
-<train_dir>` overlays their curves. Without --data_dir a generated set is used (written on
-first use). Side-by-side training runs in one process (no cluster flags).
+<train_dir>` overlays their curves. With `--eval_every_steps K` every model's IoU on the test
+split is logged every K steps (and after the last) and written to its run. Without --data_dir
+a generated set is used (written on first use). Side-by-side training runs in one process (no
+cluster flags).
 """
 import logging
 import math
@@ -66,7 +68,10 @@ def main(argv):
             recipe.side_by_side(args.models, args.learning_rate),
             lambda: inputs.training_input(data, global_batch, args.seed), setup,
             args.train_dir, max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
-            save_summaries_steps=args.save_summaries_steps, **flags.fit_options(args))
+            save_summaries_steps=args.save_summaries_steps,
+            validation_input=lambda: inputs.validation_input(
+                inputs.load_flagged_split(args, 'test')[1], args.batch_size),
+            **flags.fit_options(args))
     return stop.exit_status if stop.requested else 0
 
 

@@ -29,7 +29,7 @@ def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('cifar10_train'))
     # The original's absl spellings of its booleans.
     return train_dir, train(data_dir, train_dir, 20, '--log_device_placement=False',
-                            '--nouse_fp16')
+                            '--nouse_fp16', '--eval_every_steps', '20')
 
 
 def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(trained):
@@ -40,6 +40,9 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(
     assert 'using the GENERATED CIFAR-10-format data set' in result.stderr
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-20.index'))
     assert any(name.startswith('events.out.tfevents') for name in os.listdir(train_dir))
+    # Validation: the moving averages of the weights on the 40 test records.
+    assert re.search(r'^\S+ \S+: step 20, validation precision_at_1 = [01]\.\d{4} '
+                     r'\(40 examples, ', result.stdout, re.MULTILINE), result.stdout
 
 
 def test_training_resumes_from_the_newest_checkpoint(data_dir, trained):

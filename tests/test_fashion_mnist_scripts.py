@@ -27,7 +27,7 @@ def trained(tmp_path_factory):
     data_dir = str(tmp_path_factory.mktemp('fashion_mnist_data'))
     train_dir = str(tmp_path_factory.mktemp('fashion_mnist_train'))
     return data_dir, train_dir, train(data_dir, train_dir, '--max_steps', '11',
-                                      '--log_device_placement=false')
+                                      '--log_device_placement=false', '--eval_every_steps', '10')
 
 
 def test_training_without_data_generates_a_set_and_says_so(trained):
@@ -41,6 +41,8 @@ def test_training_without_data_generates_a_set_and_says_so(trained):
 def test_training_logs_the_tutorials_line_and_writes_a_checkpoint_and_its_timing(trained):
     _, train_dir, result = trained
     assert [int(step) for step in LOG_LINE.findall(result.stdout)] == [0, 10]
+    assert re.findall(r'step (\d+), validation accuracy = [01]\.\d{4} \(1000 examples',
+                      result.stdout) == ['10', '11']
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-11.index'))
     with open(os.path.join(train_dir, 'timing.json')) as f:
         timing = json.load(f)

@@ -118,14 +118,17 @@ def test_checkpoint_flags_give_the_training_loop_its_intervals():
         'save_checkpoint_secs': 30.0, 'save_checkpoint_steps': 200}
 
 
-def test_training_flags_give_fit_the_mode_and_the_checkpoint_cadence():
+def test_training_flags_give_fit_the_mode_the_checkpoint_cadence_and_the_validation():
     parser = flags.FlagParser()
     flags.add_training_flags(parser)
     options = flags.fit_options(parser.parse_args(['--variable_update', 'replicated', '--xla',
-                                                   '--use_fp16', '--save_checkpoint_steps=5']))
+                                                   '--use_fp16', '--save_checkpoint_steps=5',
+                                                   '--eval_every_steps', '50']))
     assert options == {'mode': modes.Mode(modes.REPLICATED, xla=True, mixed_precision=True),
-                       'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 5}
-    assert flags.fit_options(parser.parse_args([]))['mode'] == modes.Mode()
+                       'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 5,
+                       'eval_every_steps': 50}
+    defaults = flags.fit_options(parser.parse_args([]))
+    assert defaults['mode'] == modes.Mode() and defaults['eval_every_steps'] == 0
 
 
 def test_a_scripts_own_use_fp16_keeps_its_meaning_beside_mixed_precision():

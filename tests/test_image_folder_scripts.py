@@ -2,6 +2,7 @@
 bad input stopping with one error line."""
 import json
 import os
+import re
 
 import pytest
 
@@ -27,7 +28,8 @@ def data_dir(tmp_path_factory):
 @pytest.fixture(scope='module')
 def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('image_folder_train'))
-    return train_dir, train(data_dir, train_dir, '--labels', ','.join(LABELS))
+    return train_dir, train(data_dir, train_dir, '--labels', ','.join(LABELS),
+                            '--eval_every_steps', '2')
 
 
 def test_training_on_two_towers_from_random_vgg16_writes_a_checkpoint_and_its_classes(trained):
@@ -35,6 +37,8 @@ def test_training_on_two_towers_from_random_vgg16_writes_a_checkpoint_and_its_cl
     assert result.returncode == 0, result.stderr
     assert '2 towers on 2 virtual CPU devices' in result.stderr
     assert 'a new training starts VGG16 from RANDOM values' in result.stderr
+    assert re.search(r'step 2, validation accuracy = [01]\.\d{4} \(8 examples',
+                     result.stdout), result.stdout
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-2.index'))
     with open(os.path.join(train_dir, 'model.json')) as f:
         assert json.load(f) == {'classes': LABELS, 'image_size': 32}

@@ -32,7 +32,7 @@ def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('imagenet_train'))
     first = run_script('train_imagenet.py', '--num_gpus', '2', '--batch_size', '2', *TRAIN_FLAGS,
                        '--max_steps', '3', '--data_dir', data_dir, '--train_dir', train_dir,
-                       '--nonesterov')
+                       '--nonesterov', '--eval_every_steps', '3')
     # The same global batch on one tower: the same schedule.
     resumed = run_script('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
                          *TRAIN_FLAGS, '--max_steps', '4', '--data_dir', data_dir,
@@ -59,6 +59,8 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_saves_tf_slim_names(
     assert '2 towers on 2 virtual CPU devices' in first.stderr
     assert 'using the GENERATED ImageNet-format data set' in first.stderr
     assert 'warmup 2 steps, cosine to step 8' in first.stderr
+    assert re.search(r'step 3, validation top1 = [01]\.\d{4}, top5 = [01]\.\d{4} '
+                     r'\(8 examples', first.stdout), first.stdout
     stored = dict(tf.train.list_variables(os.path.join(train_dir, 'model.ckpt-3')))
     assert stored['resnet_v1_50/conv1/weights'] == [7, 7, 3, 64]
     assert stored['resnet_v1_50/logits/biases'] == [1000]
@@ -79,20 +81,24 @@ def test_evaluation_writes_top1_and_top5_of_centre_crop_and_10_crop(trained, dat
     train_dir, _, _ = trained
     out_dir = str(tmp_path / 'eval')
     result = run_script('eval_imagenet.py', '--train_dir', train_dir, '--data_dir', data_dir,
-                        '--image_size', '32', '--batch_size', '3', '--out_dir', out_dir)
+                        '--image_size', '32', '--batch_size', '3', '--out_dir', out_dir,
+                        '--precise_bn_batches', '2')
     assert result.returncode == 0, result.stderr
     with open(os.path.join(out_dir, 'results.json')) as f:
         results = json.load(f)
     assert results['num_examples'] == len(synthetic.CLASSES)
     assert results['global_step'] == 4
+    assert results['statistics'] == 'precise (2 training batches)'
+    # 2 batches of the training's batch per tower (4, resumed on one tower)
+    assert 'precise batch-norm statistics from 2 training batches of 4 example(s)' in result.stderr
     for key in ('top1', 'top5', 'top1_10crop', 'top5_10crop'):
         assert 0 <= results[key] <= 1
         assert results[key] * len(synthetic.CLASSES) == round(results[key]
                                                                 * len(synthetic.CLASSES))
     assert results['top5'] >= results['top1']
-    assert re.search(r'^resnet_v1_50 at step 4, 8 images: centre crop top-1 [01]\.\d{3}, '
-                     r'top-5 [01]\.\d{3}; 10-crop top-1 [01]\.\d{3}, top-5 [01]\.\d{3}$',
-                     result.stdout, re.MULTILINE)
+    assert re.search(r'^resnet_v1_50 at step 4, 8 images, batch norm with precise \(2 training '
+                     r'batches\): centre crop top-1 [01]\.\d{3}, top-5 [01]\.\d{3}; 10-crop '
+                     r'top-1 [01]\.\d{3}, top-5 [01]\.\d{3}$', result.stdout, re.MULTILINE)
 
 
 def test_a_corrupt_jpeg_stops_training_with_one_error_line_and_no_checkpoint(tmp_path):
@@ -132,8 +138,9 @@ def test_evaluation_skips_a_damaged_newest_checkpoint_with_a_line_naming_it(trai
     good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'train'))
     result = run_script('eval_imagenet.py', '--train_dir', str(tmp_path / 'train'),
                         '--data_dir', data_dir, '--image_size', '32', '--noten_crop',
-                        '--out_dir', str(tmp_path / 'eval'))
+                        '--precise_bn_batches', '0', '--out_dir', str(tmp_path / 'eval'))
     assert result.returncode == 0, result.stderr
     assert skipped_line(damaged).search(result.stderr), result.stderr
     with open(str(tmp_path / 'eval' / 'results.json')) as f:
-        assert json.load(f)['checkpoint'] == good
+        results = json.load(f)
+    assert results['checkpoint'] == good and results['statistics'] == 'moving averages'

@@ -2,6 +2,7 @@
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -71,11 +72,15 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
     size = ['--image_height', '128', '--image_width', '64']
     trained = _script('train_segdec.py', '--num_gpus', '2', '--data_dir', data_dir,
                       '--train_dir', train_dir, '--max_steps', '3', '--decision_steps', '2',
-                      '--log_device_placement=false', '--nolog_device_placement', *size)
+                      '--log_device_placement=false', '--nolog_device_placement',
+                      '--eval_every_steps', '5', *size)
     assert trained.returncode == 0, trained.stdout + trained.stderr
     assert 'stage segment: until global step 3' in trained.stderr
     assert 'stage decision: until global step 5' in trained.stderr
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-5.index'))
+    # Validation after each stage's last step (3, 5).
+    assert re.findall(r'step (\d+), validation average_precision = [01]\.\d{4} '
+                      r'\(8 examples', trained.stdout) == ['3', '5']
 
     # The flags in a file, as absl's --flagfile gave them.
     flagfile = tmp_path / 'eval.flags'
@@ -87,6 +92,7 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
     with open(os.path.join(out_dir, 'results.json')) as f:
         results = json.load(f)
     assert results['num_images'] == 8 and results['checkpoint'].endswith('model.ckpt-5')
+    assert results['statistics'] == 'moving averages'
     assert 0 <= results['average_precision'] <= 1
     assert results['false_positives'] + results['false_negatives'] <= 8
     assert os.path.exists(os.path.join(out_dir, 'pr_curve.png'))

@@ -9,6 +9,7 @@ from PIL import Image
 
 from models.datasets.segmentation_folder import synthetic
 from script_runs import copy_with_damaged_newest, skipped_line
+from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Two of the three, to keep the test short: any subset trains side by side.
@@ -28,27 +29,36 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     trained = _script('train_side_by_side.py', '--models', ','.join(MODELS), '--num_gpus',
                       '2', '--batch_size', '1', '--image_size', '64', '--max_steps', '2',
                       '--data_dir', data_dir, '--train_dir', train_dir,
-                      '--log_every_n_steps=1', '--save_summaries_steps', '1')
+                      '--log_every_n_steps=1', '--save_summaries_steps', '1',
+                      '--eval_every_steps', '1')
     assert trained.returncode == 0, trained.stdout + trained.stderr
     progress = trained.stdout.strip().split('\n')
-    assert len(progress) == 2 and re.search(
-        r'step 1, loss linknet = \d\.\d{4}, fpn = \d\.\d{4} \(', progress[1])
+    assert len(progress) == 4 and re.search(
+        r'step 1, loss linknet = \d\.\d{4}, fpn = \d\.\d{4} \(', progress[2])
+    assert re.search(r'step 2, validation iou linknet = \d\.\d{4}, fpn = \d\.\d{4} '
+                     r'\(3 examples, ', progress[3])
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-2.index'))
     assert all(os.listdir(os.path.join(train_dir, name)) for name in MODELS)
 
     evaluated = _script('eval_side_by_side.py', '--train_dir', train_dir, '--data_dir',
                         data_dir, '--image_size', '64', '--out_dir', out_dir,
-                        '--num_panels', '2')
+                        '--num_panels', '2', '--precise_bn_batches', '2',
+                        '--save_precise_bn', str(tmp_path / 'precise'))
     assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
     with open(os.path.join(out_dir, 'results.json')) as f:
         results = json.load(f)
     assert sorted(results) == sorted(MODELS)
-    assert all(sorted(r) == ['dice', 'iou', 'pixel_accuracy'] and 0 <= r['iou'] <= r['dice'] <= 1
-               for r in results.values())
+    assert all(sorted(r) == ['dice', 'iou', 'pixel_accuracy', 'statistics', 'steps_trained']
+               and 0 <= r['iou'] <= r['dice'] <= 1 and r['steps_trained'] == 2
+               and r['statistics'] == 'precise (2 training batches)' for r in results.values())
     with open(os.path.join(out_dir, 'comparison.md')) as f:
         table = f.read().split('\n')
-    assert table[0] == '| model | IoU | Dice (F1) | pixel accuracy |'
-    assert [row.split(' | ')[0] for row in table[2:]] == ['| FPN', '| Linknet', '']
+    assert table[0] == ('| model | steps trained | batch-norm statistics | IoU | Dice (F1) | '
+                        'pixel accuracy |')
+    assert [row.split(' | ')[:3] for row in table[2:4]] == [
+        ['| FPN', '2', 'precise (2 training batches)'],
+        ['| Linknet', '2', 'precise (2 training batches)']]
+    assert tf.train.latest_checkpoint(str(tmp_path / 'precise')).endswith('model.ckpt-2')
     assert os.path.getsize(os.path.join(out_dir, 'loss_curves.png')) > 0
     assert sorted(os.listdir(os.path.join(out_dir, 'panels'))) == ['test_0000.png',
                                                                    'test_0001.png']
@@ -56,7 +66,8 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
     skipping = _script('eval_side_by_side.py', '--train_dir', str(tmp_path / 'damaged'),
                        '--data_dir', data_dir, '--image_size', '64', '--out_dir',
-                       str(tmp_path / 'eval_damaged'), '--num_panels', '0')
+                       str(tmp_path / 'eval_damaged'), '--num_panels', '0',
+                       '--precise_bn_batches', '0')
     assert skipping.returncode == 0, skipping.stdout + skipping.stderr
     assert skipped_line(damaged).search(skipping.stderr), skipping.stderr
     assert skipping.stdout.startswith('%s on 3 test images' % os.path.basename(good))

@@ -67,7 +67,7 @@ def test_a_users_own_folder_is_read_as_it_is_and_only_the_default_place_gets_a_s
 def test_every_data_set_package_offers_the_same_names(package):
     module = importlib.import_module('models.datasets.' + package)
     for name in ('locate_or_generate', 'training_input', 'evaluation_input',
-                 'DEFAULT_DATA_DIR'):
+                 'validation_input', 'DEFAULT_DATA_DIR'):
         assert hasattr(module, name), '%s lacks %s' % (package, name)
 
 

@@ -317,8 +317,8 @@ def checkpoint_options(args):
 def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None,
                        mode=registry.Mode()):
     """Adds every training script's common flags: devices (`add_device_flags`), performance
-    modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`) and, with `cluster`,
-    the cluster (`add_cluster_flags`).
+    modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`), validation while
+    training (`--eval_every_steps`) and, with `cluster`, the cluster (`add_cluster_flags`).
 
     Args:
       parser: a `FlagParser`.
@@ -329,14 +329,21 @@ def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_step
     add_device_flags(parser)
     add_mode_flags(parser, mode, use_fp16=use_fp16)
     add_checkpoint_flags(parser, save_checkpoint_steps)
+    parser.add_argument('--eval_every_steps', type=non_negative_int, default=0,
+                        help='Validate on the test split after every this many steps and after '
+                             'the last, in this process, between steps (the metric of the '
+                             'evaluation script, with the moving batch-norm statistics): a line '
+                             'after the progress line and validation/<metric> in TensorBoard; '
+                             '0: never (default).')
     if cluster:
         add_cluster_flags(parser)
 
 
 def fit_options(args):
-    """The `towers.fit` arguments of `add_training_flags`' mode and checkpoint flags:
-    `towers.fit(..., **flags.fit_options(args))`."""
-    return dict(checkpoint_options(args), mode=mode_from_flags(args))
+    """The `towers.fit` arguments of `add_training_flags`' mode, checkpoint and validation
+    flags: `towers.fit(..., **flags.fit_options(args))`."""
+    return dict(checkpoint_options(args), mode=mode_from_flags(args),
+                eval_every_steps=args.eval_every_steps)
 
 
 def add_cluster_flags(parser):

@@ -4,6 +4,8 @@
     table = reports.markdown_table(['model', 'IoU'], [['Unet', 0.849]])
     reports.write_text('out/comparison.md', table)
     reports.write_curves('out/loss.png', [('unet', steps, losses)], 'Loss', 'cross entropy')
+    reports.write_curve_panels('out/curves.png', [(losses, 'Loss', 'BCE', True),
+                                                  (ious, 'Validation', 'IoU', False)])
     reports.write_pr_curve('out/pr_curve.png', precision, recall, 'AP 0.97')
     reports.write_confusion_matrix('out/confusion.png', confusion, class_names, 'title')
     reports.write_panel('out/panel.png', [image, true_mask, predicted_mask], 'item 3')
@@ -82,17 +84,29 @@ def write_curves(path, curves, title, ylabel, log_scale=False):
       title, ylabel: of the chart; the x axis is the step.
       log_scale: a logarithmic y axis.
     """
-    figure = Figure(figsize=(6, 4))
-    axes = figure.subplots()
-    for label, steps, values in curves:
-        axes.plot(steps, values, label=label)
-    if log_scale:
-        axes.set_yscale('log')
+    write_curve_panels(path, [(curves, title, ylabel, log_scale)])
+
+
+def write_curve_panels(path, panels):
+    """Draws charts of curves one above the other, on one step axis, to the PNG `path`.
+
+    Args:
+      path: the PNG to write.
+      panels: a list of (curves, title, ylabel, log_scale), each chart as `write_curves`
+        takes it; e.g. each model's training loss above its validation metric.
+    """
+    figure = Figure(figsize=(6, 1 + 3 * len(panels)))
+    for axes, (curves, title, ylabel, log_scale) in zip(
+            np.atleast_1d(figure.subplots(len(panels), 1, sharex=True)), panels):
+        for label, steps, values in curves:
+            axes.plot(steps, values, label=label, marker='o' if len(steps) < 20 else None)
+        if log_scale:
+            axes.set_yscale('log')
+        axes.set_ylabel(ylabel)
+        axes.set_title(title)
+        axes.grid(True, alpha=0.3)
+        axes.legend()
     axes.set_xlabel('step')
-    axes.set_ylabel(ylabel)
-    axes.set_title(title)
-    axes.grid(True, alpha=0.3)
-    axes.legend()
     figure.tight_layout()
     save_figure(path, figure)
 

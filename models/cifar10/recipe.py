@@ -5,6 +5,8 @@ the decay steps divided by the number of towers; a float32 `global_step` variabl
 tutorial's checkpoints store it; moving averages (decay 0.9999) of the weights updated with
 every step; the tutorial's summaries.
 """
+import numpy as np
+
 from models.cifar10 import model
 from towers.training.assembly import Recipe
 from towers.compat import tf
@@ -53,3 +55,18 @@ class Cifar10Recipe(Recipe):
         self.variable_averages = tf.train.ExponentialMovingAverage(model.MOVING_AVERAGE_DECAY,
                                                                    global_step)
         return [self.variable_averages.apply(tf.trainable_variables())]
+
+    def validation_outputs(self, batch):
+        """Whether the top logit is the label [b], of the moving averages of the weights (what
+        the tutorial's evaluation restores), for a batch of `validation_input`."""
+        images, labels = batch
+
+        def averaged(getter, *args, **kwargs):
+            return self.variable_averages.average(getter(*args, **kwargs))
+
+        with tf.variable_scope(tf.get_variable_scope(), custom_getter=averaged):
+            return {'in_top_1': model.evaluation(images, labels)[1]}
+
+    def validation_metrics(self, outputs):
+        """Precision @ 1, as `cifar10_eval.py` reports it."""
+        return {'precision_at_1': float(np.mean(outputs['in_top_1']))}

@@ -3,6 +3,7 @@
     data_dir = <set>.locate_or_generate(data_dir)   # the real set, or one generated in its format
     batch = <set>.training_input(...)               # the training stream (tensors)
     data = <set>.evaluation_input(...)              # what an evaluation reads
+    dataset = <set>.validation_input(...)           # the held-out batches, once (tf.data)
     with <set>.naming_bad_input(...):               # where the graph finds a bad input
         session.run(...)                            #   one TowersError naming the file
 

@@ -3,6 +3,8 @@
 The reference compiled the model with `tf.train.AdamOptimizer(learning_rate=0.001)` and a
 constant rate; its batch of 512 is per replica, so the global batch grows with the towers.
 """
+import numpy as np
+
 from models.fashion_mnist import model
 from towers.training.assembly import Recipe
 from towers.compat import tf
@@ -32,3 +34,13 @@ class FashionMnistRecipe(Recipe):
 
     def tower_fn(self, batch):
         return model.tower_fn(self.shared_model, batch)
+
+    def validation_outputs(self, batch):
+        """The predicted and true classes [b] of a batch of images and one-hot labels."""
+        images, labels = batch
+        return {'predicted': tf.argmax(self.shared_model(images, training=False), 1),
+                'label': tf.argmax(labels, 1)}
+
+    def validation_metrics(self, outputs):
+        """The accuracy, as `eval_fashion_mnist.py` reports it."""
+        return {'accuracy': float(np.mean(outputs['predicted'] == outputs['label']))}

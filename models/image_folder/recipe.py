@@ -1,5 +1,7 @@
 """How the reference trains the VGG16 transfer model: Adam at a fixed learning rate on the mean
 cross entropy of each tower's images; no schedule, no weight decay, no moving averages."""
+import numpy as np
+
 from towers.training.assembly import Recipe
 from towers.compat import tf
 from towers.replication.registry import Mode
@@ -39,3 +41,14 @@ class Vgg16TransferRecipe(Recipe):
 
     def initial_values(self):
         return self.network.initial_values()
+
+    def validation_outputs(self, batch):
+        """The predicted and true classes [b] of a batch of images and labels."""
+        images, labels = batch
+        return {'predicted': tf.argmax(self.network(images, training=False), 1,
+                                        output_type=tf.int32),
+                'label': labels}
+
+    def validation_metrics(self, outputs):
+        """The accuracy, as `eval_image_folder.py` reports it."""
+        return {'accuracy': float(np.mean(outputs['predicted'] == outputs['label']))}

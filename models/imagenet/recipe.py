@@ -10,6 +10,8 @@ checkpoint continues it exactly. The loss (label smoothing, kernels' L2) is `mod
 import collections
 import math
 
+import numpy as np
+
 from towers.training.assembly import Recipe
 from towers.compat import tf
 from towers.errors import TowersError
@@ -112,3 +114,11 @@ class ResNetRecipe(Recipe):
 
     def tower_fn(self, batch):
         return self.net.tower_fn(batch)
+
+    def validation_outputs(self, batch):
+        """Top-1 and top-5 hits [b] of a batch of `reader.evaluation_dataset` (centre crops)."""
+        return self.net.evaluation(*batch)
+
+    def validation_metrics(self, outputs):
+        """Top-1 and top-5 of the centre crops, as `eval_imagenet.py` reports them."""
+        return {name: float(np.mean(hits)) for name, hits in outputs.items()}

@@ -7,8 +7,9 @@ graph: `SegDecRecipe(SegDecNet(frozen_segment=True), ...)` for the second.
 import math
 
 from models.segdec import model
-from towers.training.assembly import Recipe
 from towers.errors import TowersError
+from towers.evaluation.metrics import detection_metrics
+from towers.training.assembly import Recipe
 
 TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
 # The default schedule: the paper's learning rate for cross entropy, and as many epochs (one
@@ -41,6 +42,16 @@ class SegDecRecipe(Recipe):
 
     def tower_fn(self, batch):
         return self.net.tower_fn(batch)
+
+    def validation_outputs(self, batch):
+        """The defect scores and labels [b] of a batch of images [b, H, W, 1] and labels."""
+        images, labels = batch
+        return {'score': self.net(images, is_training=False)['score'], 'label': labels}
+
+    def validation_metrics(self, outputs):
+        """The average precision, as `eval_segdec.py` reports it."""
+        return {'average_precision': detection_metrics(outputs['label'],
+                                                       outputs['score'])['average_precision']}
 
 
 def stages(train_mode, num_images, global_batch, epochs=None, max_steps=None,

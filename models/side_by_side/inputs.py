@@ -1,9 +1,11 @@
-"""The segmentation models' input: image/mask pairs from either data set, and the training
-stream with flips (`models.datasets.segmentation_folder`'s `training_input`).
+"""The segmentation models' input: image/mask pairs from either data set, the training stream
+with flips and the validation batches (`models.datasets.segmentation_folder`'s
+`training_input` and `validation_input`).
 
     data_dir = locate_or_generate('folder', None)       # the generated set when none is given
     data = load_split('folder', data_dir, 'train', image_size=128)
     images, masks = training_input(data, global_batch=8)
+    dataset = validation_input(load_split('folder', data_dir, 'test', 128), batch_size=8)
 
 'folder' is the plain layout of `models.datasets.segmentation_folder` (one `images/` +
 `masks/` folder with a held-out test fraction, or `train/` and `test/`); 'kolektor' is
@@ -19,6 +21,7 @@ from towers import flags
 
 DATASETS = {'folder': segmentation_folder, 'kolektor': kolektor}
 training_input = folder_reader.training_input
+validation_input = folder_reader.validation_input
 
 
 def add_data_flags(parser, image_size_help):
@@ -81,3 +84,4 @@ def load_split(dataset, data_dir, subset, image_size, test_fraction=folder_reade
                                       stride=1)
     return folder_reader.SegmentationSet(np.repeat(data.images[..., None], 3, axis=3),
                                          data.pixel_labels, data.names)
+

@@ -4,8 +4,9 @@ The reference is TF 2 Keras code, whose Adam adds epsilon 1e-7 to the denominato
 `AdamOptimizer` defaults to 1e-8); the Keras value is kept.
 """
 from models.side_by_side import model
-from towers.training.assembly import Recipe
 from towers.compat import tf
+from towers.evaluation.metrics import segmentation_metrics
+from towers.training.assembly import Recipe
 
 LEARNING_RATE = 1e-3
 ADAM_EPSILON = 1e-7
@@ -30,6 +31,16 @@ class SegmentationRecipe(Recipe):
 
     def tower_fn(self, batch):
         return self.net.tower_fn(batch)
+
+    def validation_outputs(self, batch):
+        """The predicted and true masks [b, H, W] of a batch as `training_input` gives it."""
+        images, masks = batch
+        return {'mask': self.net(images, is_training=False)['mask'][..., 0],
+                'truth': masks[..., 0]}
+
+    def validation_metrics(self, outputs):
+        """IoU over every pixel of the split, as `eval_side_by_side.py` reports it."""
+        return {'iou': segmentation_metrics(outputs['truth'], outputs['mask'])['iou']}
 
 
 def side_by_side(names, learning_rate=LEARNING_RATE):

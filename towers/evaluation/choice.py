@@ -1,31 +1,41 @@
-"""Which checkpoint an evaluation reads: its flags, the choice, and polling a training.
+"""Which checkpoint an evaluation reads and with which batch-norm statistics: its flags, the
+choice, and polling a training.
 
 Every evaluation script takes the same flags (`add_eval_flags`: the training's directory, a
-checkpoint to read instead, where the results go, images per run, each path checked) and
-chooses its checkpoint the same way (`checkpoint_from_flags`): the one named, or the newest
-of the training's directory that reads whole, a damaged newer one skipped with a line naming
-it (`towers.training.checkpoints.newest_readable`).
+checkpoint to read instead, where the results go, images per run, each path checked; for a
+network with batch norm, its statistics) and chooses its checkpoint the same way
+(`checkpoint_from_flags`): the one named, or the newest of the training's directory that reads
+whole, a damaged newer one skipped with a line naming it
+(`towers.training.checkpoints.newest_readable`).
 
-    evaluation.add_eval_flags(parser, 'scripts/train_x.py', '/tmp/x_train', '/tmp/x_eval')
+    evaluation.add_eval_flags(parser, 'scripts/train_x.py', '/tmp/x_train', '/tmp/x_eval',
+                              precise_bn_batches=evaluation.PRECISE_BN_BATCHES)
     args = parser.parse_args(argv)
     checkpoint = evaluation.checkpoint_from_flags(args)
+    statistics = evaluation.statistics_from_flags(args, checkpoint, training_batches)
 """
 import logging
+import os
 import time
 
 from towers import flags
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.evaluation import precise_bn
+from towers.files import read_json
 from towers.training import checkpoints
+from towers.training.loop import TIMING_FILE
 
 log = logging.getLogger(__name__)
 
 # The missing variables an error names (a checkpoint of another network lacks hundreds).
 _NAMED_AT_MOST = 5
+# The default of --precise_bn_batches for the workloads that evaluate with precise statistics.
+PRECISE_BN_BATCHES = 50
 
 
 def add_eval_flags(parser, train_script, train_dir, out_dir, batch_size=None,
-                   train_dir_flag='train_dir', out_dir_flag='out_dir'):
+                   train_dir_flag='train_dir', out_dir_flag='out_dir', precise_bn_batches=None):
     """Adds an evaluation script's common flags, their paths checked as they are parsed.
 
     Args:
@@ -36,6 +46,10 @@ def add_eval_flags(parser, train_script, train_dir, out_dir, batch_size=None,
         it), or None for a script without one.
       train_dir_flag, out_dir_flag: the flags' names, when a script keeps its original's
         (the CIFAR-10 tutorial's `--checkpoint_dir` and `--eval_dir`).
+      precise_bn_batches: for a network with batch norm, the default of
+        `--precise_bn_batches` (0: the moving averages), with `--precise_bn_batch_size`,
+        `--save_precise_bn` and `--batch_statistics` (`statistics_from_flags`); None for a
+        network without batch norm.
     """
     parser.add_argument('--' + train_dir_flag, dest='train_dir', type=flags.input_dir,
                         default=None,
@@ -50,8 +64,33 @@ def add_eval_flags(parser, train_script, train_dir, out_dir, batch_size=None,
     if batch_size is not None:
         parser.add_argument('--batch_size', type=flags.positive_int, default=batch_size,
                             help='Examples per run; the results do not depend on it.')
+    if precise_bn_batches is not None:
+        _add_statistics_flags(parser, precise_bn_batches)
     parser.set_defaults(eval_train_script=train_script, eval_default_train_dir=train_dir,
                         eval_train_dir_flag=train_dir_flag)
+
+
+def _add_statistics_flags(parser, precise_bn_batches):
+    group = parser.add_argument_group(
+        'batch-norm statistics', 'What the batch-norm layers normalise with: the moving averages '
+        'of the checkpoint, or precise population statistics re-estimated from training batches '
+        '(each layer\'s mean and variance over all of them, every earlier layer normalising '
+        'with its batch\'s statistics as in training), which show the network as trained.')
+    group.add_argument('--precise_bn_batches', type=flags.non_negative_int,
+                       default=precise_bn_batches,
+                       help='Training batches to re-estimate the statistics from before '
+                            'evaluating; 0: the moving averages (default %(default)s).')
+    group.add_argument('--precise_bn_batch_size', type=flags.positive_int, default=None,
+                       help='Training images per batch (each layer sees it as one batch); '
+                            'default: the training\'s per-tower batch, from the %s beside the '
+                            'checkpoint, else --batch_size.' % TIMING_FILE)
+    group.add_argument('--save_precise_bn', type=flags.output_dir, default=None,
+                       help='Also write the checkpoint with the re-estimated statistics to this '
+                            'directory (the training\'s checkpoint is never written).')
+    parser.add_boolean('batch_statistics', False,
+                       'Normalise each evaluation batch of --batch_size images with its own '
+                       'statistics, as training does: a diagnosis of the statistics, not an '
+                       'evaluation (results depend on the batch).', group=group)
 
 
 def train_dir_from_flags(args):
@@ -77,6 +116,57 @@ def checkpoint_from_flags(args):
                           % (args.eval_train_dir_flag, train_dir, args.eval_train_script,
                              train_dir))
     return checkpoint
+
+
+def statistics_from_flags(args, checkpoint, training_batches, network_fn=None):
+    """The batch-norm statistics `add_eval_flags`' flags ask for, for `Restored` or `predict`.
+
+    Args:
+      args: the parsed flags (with `precise_bn_batches`).
+      checkpoint: the checkpoint evaluated.
+      training_batches: batch_size -> an iterator of training batches of that many examples,
+        as numpy arrays (e.g. `precise_bn.pipeline_batches` of the training input).
+      network_fn: as for `PreciseBN`: the network on a training batch, or None for the
+        evaluation's own build function.
+
+    Returns:
+      A `precise_bn.Statistics`: `MOVING_AVERAGES`, `EACH_BATCH` or a `PreciseBN`; its
+      `description` says which, for the results.
+
+    Raises:
+      TowersError: `--save_precise_bn` without precise statistics.
+    """
+    if args.save_precise_bn and (args.batch_statistics or not args.precise_bn_batches):
+        raise TowersError('--save_precise_bn needs precise statistics: --precise_bn_batches N '
+                          'with N > 0, without --batch_statistics')
+    if args.batch_statistics:
+        return precise_bn.EACH_BATCH
+    if not args.precise_bn_batches:
+        return precise_bn.MOVING_AVERAGES
+    batch_size = args.precise_bn_batch_size or training_batch_size(checkpoint)
+    log.info('precise batch-norm statistics from %d training batches of %s example(s)',
+             args.precise_bn_batches, batch_size or '%d (--batch_size; the training\'s batch per '
+             'tower is unknown)' % args.batch_size)
+    batch_size = batch_size or args.batch_size
+    return precise_bn.PreciseBN(lambda: training_batches(batch_size), args.precise_bn_batches,
+                                network_fn)
+
+
+def training_batch_size(checkpoint):
+    """The examples per tower of the training that wrote `checkpoint`, from the step timing
+    it wrote beside it (`towers.train`), or None."""
+    path = os.path.join(os.path.dirname(checkpoint), TIMING_FILE)
+    if not os.path.isfile(path):
+        return None
+    timing = read_json(path, 'the step timing')
+    return timing['examples_per_step'] // timing['num_towers']
+
+
+def save_precise_bn(args, checkpoint, statistics):
+    """Writes `checkpoint` with the statistics `statistics` (of `statistics_from_flags`)
+    estimated to `--save_precise_bn`, when it is given."""
+    if args.save_precise_bn:
+        precise_bn.save_checkpoint(checkpoint, statistics.estimated, args.save_precise_bn)
 
 
 def require_variables(checkpoint, names, what):

@@ -5,15 +5,18 @@
     with Restored(build_from_input_pipeline, checkpoint, var_list=averages) as net:
         counts = sum(net.run() for _ in range(num_batches))      # an input pipeline in the graph
     outputs = predict(build_fn, checkpoint, images, batch_size=8)   # arrays in, arrays out
+    with Restored(..., statistics=PreciseBN(training_batches, 50)) as net:   # precise BN
 
 The network is built in a graph of its own (the caller's default graph is left as it was),
 every global variable (or the given var list) is restored, and its failures are one line
-naming the checkpoint.
+naming the checkpoint. Its batch-norm layers normalise with the moving averages restored, or
+with statistics re-estimated from training batches (`towers.evaluation.precise_bn`).
 """
 import numpy as np
 
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.evaluation import batch_norm
 
 
 def restore_checkpoint(saver, sess, checkpoint):
@@ -54,6 +57,25 @@ def feed(placeholders, batch):
     return dict(zip(tf.nest.flatten(placeholders), tf.nest.flatten(batch)))
 
 
+def load_variables(session, graph, values):
+    """Loads `values` (dict variable name -> array) into the variables of `graph` so named, in
+    `session` only (the checkpoint is not written).
+
+    Raises:
+      TowersError: a name is not a global variable of `graph`.
+    """
+    variables = {v.op.name: v for v in graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)}
+    missing = sorted(set(values) - set(variables))
+    if missing:
+        raise TowersError('the evaluated network lacks the batch-norm statistics %s of the '
+                          'network they were re-estimated on' % ', '.join(missing))
+    for name, value in values.items():
+        # What `Variable.load` does, without its deprecation warning: no op is added.
+        initializer = variables[name].initializer
+        session.run(initializer, {initializer.inputs[1]: np.asarray(
+            value, initializer.inputs[1].dtype.as_numpy_dtype)})
+
+
 class Restored:
     """A network restored from a checkpoint in a graph and session of its own.
 
@@ -70,33 +92,57 @@ class Restored:
         `tf.train.Saver` var list (e.g. moving averages restored into the variables); every
         global variable by default.
       config: the session's `tf.ConfigProto` (devices, threads), or None.
+      statistics: what the batch-norm layers normalise with, a
+        `towers.evaluation.precise_bn.Statistics`: the moving averages restored (None, the
+        default), precise ones re-estimated after the restore (`PreciseBN`), or each batch's
+        own (`EACH_BATCH`: the network is rewritten so, see `towers.evaluation.batch_norm`).
 
     Attributes:
       graph: the network's graph.
-      outputs: what `build_fn` returned.
+      outputs: what `build_fn` returned (tensors of `graph`).
 
     Raises:
       TowersError: naming `checkpoint`, when it is missing or does not hold the network's
-        variables.
+        variables; or the network has no batch norm for `statistics` to change.
     """
 
     def __init__(self, build_fn, checkpoint, example=None, any_batch_size=False, var_list=None,
-                 config=None):
+                 config=None, statistics=None):
         self.graph = tf.Graph()
         with self.graph.as_default():
             self._placeholders = (None if example is None
                                   else placeholders_like(example, any_batch_size))
             self.outputs = (build_fn() if example is None else build_fn(self._placeholders))
             saver = tf.train.Saver(tf.global_variables() if var_list is None else var_list())
+        if statistics is not None and statistics.of_each_batch:
+            saver = self._rewrite(saver)
+        with self.graph.as_default():
             # Lookup tables are not variables: initialised here, once.
             tables = tf.tables_initializer()
         self._session = tf.Session(graph=self.graph, config=config)
         try:
             self._session.run(tables)
             restore_checkpoint(saver, self._session, checkpoint)
+            if statistics is not None:
+                load_variables(self._session, self.graph, statistics.estimate(
+                    build_fn, checkpoint, example, var_list, config))
         except BaseException:
             self.close()
             raise
+
+    def _rewrite(self, saver):
+        """Copies the network to normalise each batch with its own statistics; returns the
+        copy's `saver`."""
+        layers = batch_norm.find_layers(self.graph)
+        if not layers:
+            raise TowersError('the network has no batch-norm layer normalising with moving '
+                              'statistics: each batch\'s own statistics change nothing')
+        rewritten = batch_norm.with_batch_statistics(self.graph, saver, layers)
+        self.graph = rewritten.graph
+        self.outputs, self._placeholders = tf.nest.map_structure(
+            lambda value: batch_norm.tensor_in(self.graph, value),
+            (self.outputs, self._placeholders))
+        return rewritten.saver
 
     def run(self, batch=None, fetches=None):
         """Runs `fetches` (default: `outputs`) with the placeholders fed `batch`; numpy values
@@ -119,7 +165,7 @@ class Restored:
         self.close()
 
 
-def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None):
+def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None, statistics=None):
     """Runs a network restored from `checkpoint` on `inputs`, `batch_size` rows at a time.
 
     Args:
@@ -127,9 +173,12 @@ def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None):
         builds the network in test mode and returns a dict of tensors [b, ...].
       checkpoint: the checkpoint prefix to restore.
       inputs: [n, ...] array, n >= 1.
-      batch_size: rows per run; the results do not depend on it in test mode.
+      batch_size: rows per run; the results do not depend on it in test mode (but do when
+        each batch is normalised with its own statistics).
       config: the `tf.ConfigProto` of the session, or None.
       names: the keys of `build_fn`'s dict to compute; None for all of them.
+      statistics: what batch norm normalises with, as for `Restored`; the moving averages by
+        default (with `PreciseBN`, its `network_fn` or `build_fn` on its batches).
 
     Returns:
       A dict from each of `names` to a numpy array [n, ...].
@@ -144,7 +193,8 @@ def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None):
         outputs = build_fn(placeholder)
         return {name: outputs[name] for name in (outputs if names is None else names)}
 
-    with Restored(build, checkpoint, inputs[:1], any_batch_size=True, config=config) as net:
+    with Restored(build, checkpoint, inputs[:1], any_batch_size=True, config=config,
+                  statistics=statistics) as net:
         batches = [net.run(inputs[start:start + batch_size])
                    for start in range(0, len(inputs), batch_size)]
     return {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}

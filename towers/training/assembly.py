@@ -27,6 +27,7 @@ from towers.compat import tf
 from towers.errors import TowersError
 from towers.replication.tower import TOTAL
 from towers.training import loop as training_loop
+from towers.training import validation
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,32 @@ class Recipe:
         weights), as a dict variable -> numpy array; called once the step is assembled, used
         by a run that has no checkpoint to resume. None by default (an empty dict)."""
         return {}
+
+    def validation_outputs(self, batch):
+        """The network on a validation batch in inference mode (no batch-norm update, no
+        dropout), for validation while training (`towers.training.validation`): called after
+        the step is assembled, in a variable scope that reuses the training's variables.
+
+        Args:
+          batch: a batch of the validation input (the structure its data set gives).
+
+        Returns:
+          A dict name -> tensor [b, ...] of per-example values that `validation_metrics`
+          reduces. A recipe without validation raises NotImplementedError (the default).
+        """
+        raise NotImplementedError
+
+    def validation_metrics(self, outputs):
+        """The metric of a validation pass, as the model's evaluation script reports it.
+
+        Args:
+          outputs: dict name -> numpy array [n, ...]: `validation_outputs` over the split.
+
+        Returns:
+          A dict metric name -> float; or a dict TensorBoard run name -> such a dict, for a
+          recipe that writes several runs (as `summaries`).
+        """
+        raise NotImplementedError
 
 
 Training = collections.namedtuple(
@@ -220,7 +247,8 @@ def _summary_op(recipe_summaries, replicated, learning_rate):
 
 
 def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
-        objective=None, mode=None, **loop_options):
+        objective=None, mode=None, eval_every_steps=None, validation_input=None,
+        **loop_options):
     """Assembles `recipe` in a new graph and trains it with `towers.train` to `max_steps`.
 
     Args:
@@ -230,10 +258,18 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
       examples_per_step: the global batch of this process, for examples/sec.
       objective: the train op to run; the recipe's only train op by default.
       mode: a `towers.Mode`, as for `assemble`.
+      eval_every_steps: validate on `validation_input` after every this many steps and after
+        the last (`towers.training.validation`); None or 0: no validation.
+      validation_input: a function of no arguments returning a `tf.data.Dataset` of the
+        validation split's batches, one pass, in order; needed with `eval_every_steps`.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
       The `towers.TrainResult`.
+
+    Raises:
+      TowersError: the recipe offers several train ops and none is named; validation is asked
+        for without an input, or of a recipe without validation.
     """
     if objective is None:
         offered = recipe.train_ops()
@@ -241,8 +277,14 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
             raise TowersError('%s offers several train ops (%s): name the one to run'
                               % (type(recipe).__name__, sorted(offered)))
         objective = next(iter(offered))
+    if eval_every_steps and validation_input is None:
+        raise TowersError('--eval_every_steps needs the validation split, which this training '
+                          'does not give')
     with tf.Graph().as_default():
         training = assemble(recipe, input_fn, setup, role, objectives=[objective], mode=mode)
+        if eval_every_steps:
+            loop_options['validation'] = validation.build(recipe, validation_input, setup,
+                                                          eval_every_steps)
         return training_loop.train(
             training.train_ops[objective], training.losses[objective], training.global_step,
             train_dir, max_steps, examples_per_step, num_towers=len(setup.tower_devices),

@@ -24,7 +24,8 @@ LOG_FORMAT = '%s: step %d, loss = %.2f (%.1f examples/sec; %.3f sec/batch)'
 NAMED_LOSSES_FORMAT = '%s: step %d, loss %s (%.1f examples/sec; %.3f sec/batch)'
 
 
-def _steps_done(run_values):
+def read_steps_done(run_values):
+    """The global step after a run, from the `steps_done` a `StepHook` fetched."""
     return int(round(float(run_values.results['steps_done'])))
 
 
@@ -32,8 +33,9 @@ def _read_step(session, global_step):
     return int(round(float(session.run(global_step))))
 
 
-class _StepHook(tf.train.SessionRunHook):
-    """Fetches `steps_done` (and any `extra` tensors) with every run."""
+class StepHook(tf.train.SessionRunHook):
+    """Fetches `steps_done` (and any `extra` tensors) with every run; `read_steps_done` reads
+    it in `after_run`."""
 
     def __init__(self, steps_done, **extra):
         self._fetches = dict(extra, steps_done=steps_done)
@@ -42,7 +44,7 @@ class _StepHook(tf.train.SessionRunHook):
         return tf.train.SessionRunArgs(self._fetches)
 
 
-class DivergenceGuardHook(_StepHook):
+class DivergenceGuardHook(StepHook):
     """Stops training with `LossDivergedError` when the loss (or one of a dict of named
     losses) is NaN or infinite.
 
@@ -57,10 +59,10 @@ class DivergenceGuardHook(_StepHook):
         named = loss_value if isinstance(loss_value, dict) else {None: loss_value}
         for name, value in named.items():
             if not np.all(np.isfinite(value)):
-                raise LossDivergedError(_steps_done(run_values) - 1, float(value), name)
+                raise LossDivergedError(read_steps_done(run_values) - 1, float(value), name)
 
 
-class StopAtStepHook(_StepHook):
+class StopAtStepHook(StepHook):
     """Requests a stop once the global step reaches `max_steps`."""
 
     def __init__(self, steps_done, global_step, max_steps):
@@ -77,7 +79,7 @@ class StopAtStepHook(_StepHook):
         return self.steps_done is not None and self.steps_done >= self._max_steps
 
     def after_run(self, run_context, run_values):
-        self.steps_done = _steps_done(run_values)
+        self.steps_done = read_steps_done(run_values)
         if self.finished:
             run_context.request_stop()
 
@@ -136,7 +138,7 @@ class StepTimerHook(tf.train.SessionRunHook):
                 'total_sec': self._clock() - self._first_start if steps else 0.0}
 
 
-class LoggingHook(_StepHook):
+class LoggingHook(StepHook):
     """Prints the tutorial's progress line every `every_n_steps` steps; for a dict of named
     losses, each name and loss (`NAMED_LOSSES_FORMAT`)."""
 
@@ -148,7 +150,7 @@ class LoggingHook(_StepHook):
         self._print = printer
 
     def after_run(self, run_context, run_values):
-        step = _steps_done(run_values) - 1
+        step = read_steps_done(run_values) - 1
         if step % self._every:
             return
         duration = self._timer.durations[-1]
@@ -162,7 +164,7 @@ class LoggingHook(_StepHook):
                             duration / self._num_towers), flush=True)
 
 
-class SummaryHook(_StepHook):
+class SummaryHook(StepHook):
     """Writes `summary_op` to `writer` every `every_n_steps` steps and after the last one."""
 
     def __init__(self, steps_done, summary_op, writer, every_n_steps):
@@ -180,7 +182,7 @@ class SummaryHook(_StepHook):
         return tf.train.SessionRunArgs(fetches)
 
     def after_run(self, run_context, run_values):
-        self._steps_done = _steps_done(run_values)
+        self._steps_done = read_steps_done(run_values)
         if 'summary' in run_values.results:
             self._write(run_values.results['summary'], self._steps_done - 1)
 
@@ -194,7 +196,7 @@ class SummaryHook(_StepHook):
         self._last_written = step
 
 
-class CheckpointHook(_StepHook):
+class CheckpointHook(StepHook):
     """Saves `train_dir/model.ckpt-<global step>` every `every_n_steps` steps or every
     `every_n_secs` seconds, whichever comes first, and at the end (the last step, or a stop).
 
@@ -232,7 +234,7 @@ class CheckpointHook(_StepHook):
         self._last_time = time.monotonic()
 
     def after_run(self, run_context, run_values):
-        steps_done = _steps_done(run_values)
+        steps_done = read_steps_done(run_values)
         if ((self._every_steps and steps_done % self._every_steps == 0)
                 or (self._every_secs is not None
                     and time.monotonic() - self._last_time >= self._every_secs)):

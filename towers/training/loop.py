@@ -16,6 +16,7 @@ import time
 from towers.training import checkpoints
 from towers.training import preemption
 from towers.training import hooks as hooks_lib
+from towers.training import validation as validation_lib
 from towers.compat import tf
 from towers.files import write_json
 
@@ -45,7 +46,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
           num_towers=1, config=None, summary_op=None, saver=None,
           log_every_n_steps=10, save_summaries_steps=100, save_checkpoint_secs=600,
           save_checkpoint_steps=None, master='', is_chief=True, hooks=(), printer=print,
-          initial_values=None):
+          initial_values=None, validation=None):
     """Runs `train_op` until the global step reaches `max_steps`.
 
     Args:
@@ -78,6 +79,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       initial_values: dict variable -> numpy array: values that these variables start from
         instead of their initializers' (pretrained weights); fed to the chief's initialisation
         of a run that has no checkpoint to resume, so that no constant of them enters the graph.
+      validation: a `towers.training.validation.Built` network, which the chief runs between
+        steps (every K steps and after the last), or None.
 
     Returns:
       A `TrainResult`; its timing is also logged (steps, total time, median and mean step
@@ -124,6 +127,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         saving = hooks_lib.CheckpointHook(steps_done, saver, train_dir, global_step,
                                           save_checkpoint_steps, save_checkpoint_secs)
         all_hooks.append(saving)
+        if validation is not None:
+            all_hooks.append(validation_lib.ValidationHook(steps_done, validation, max_steps,
+                                                           train_dir, printer))
     all_hooks.extend(hooks)
 
     with preemption.stop_signals() as stop:

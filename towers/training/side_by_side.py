@@ -20,12 +20,14 @@ What each model keeps its own:
 One checkpoint holds every model; each model's variables carry its scope, so building one model
 alone under `model_scope(name)` restores it from that checkpoint (a saver of only its
 variables reads only theirs). TensorBoard gets one run per model, `train_dir/<name>`, with
-the same tags ('loss', 'learning_rate', 'tower_<i>/loss'), so the curves overlay.
+the same tags ('loss', 'learning_rate', 'tower_<i>/loss', and with validation while training
+'validation/<metric>'), so the curves overlay.
 
 The models together are one `towers.Recipe`, `SideBySideRecipe`, which `towers.assemble` and
 `towers.fit` train as any other: each model is an objective (its loss, its variable scope)
 with its own schedule and optimizer, and its one train op applies them all. Of each model's
-recipe it uses `tower_fn`, `learning_rate` and `optimizer`. Its `create_global_step`,
+recipe it uses `tower_fn`, `learning_rate`, `optimizer` and, to validate while training,
+`validation_outputs` and `validation_metrics`. Its `create_global_step`,
 `summaries` and `objectives` are not used (one global step and the summaries above serve all
 models; each model trains its total loss), and a recipe with once-per-step ops is refused:
 they are written for a model alone in its graph (e.g. moving averages of every trainable
@@ -145,6 +147,23 @@ class SideBySideRecipe(Recipe):
         return {name: _summaries(name, replicated, learning_rate[name])
                 for name, _ in self._models}
 
+    def validation_outputs(self, batch):
+        """Every model's validation outputs on the same batch, each in its scope, under
+        '<name>/' keys."""
+        outputs = {}
+        for name, recipe in self._models:
+            with model_scope(name):
+                outputs.update(('%s/%s' % (name, key), value)
+                               for key, value in recipe.validation_outputs(batch).items())
+        return outputs
+
+    def validation_metrics(self, outputs):
+        """One TensorBoard run per model: dict name -> its metrics."""
+        return {name: recipe.validation_metrics({key[len(name) + 1:]: value
+                                                 for key, value in outputs.items()
+                                                 if key.startswith(name + '/')})
+                for name, recipe in self._models}
+
 
 def _summaries(name, replicated, learning_rate):
     """The summaries of model `name`, with tags that do not name it (raw summary ops: the
@@ -211,25 +230,32 @@ def models_in_checkpoint(checkpoint, candidates):
     return [name for name in candidates if any(key.startswith(name + '/') for key in stored)]
 
 
-def loss_curve(train_dir, name, tag='loss'):
+def curve(train_dir, name, tag):
     """The scalar `tag` of model `name` as training wrote it to `train_dir/<name>`.
 
     Returns:
-      (steps, values): two lists, by step; a step written by several runs (a resumed
-      training) keeps its last value.
-
-    Raises:
-      TowersError: the run has no event file or no value of `tag`.
+      (steps, values): two lists, by step, empty when the run has none; a step written by
+      several runs (a resumed training) keeps its last value.
     """
-    run_dir = os.path.join(train_dir, name)
     by_step = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, 'events.out.tfevents.*'))):
+    for path in sorted(glob.glob(os.path.join(train_dir, name, 'events.out.tfevents.*'))):
         for event in tf.train.summary_iterator(path):
             for value in event.summary.value:
                 if value.tag == tag:
                     by_step[event.step] = value.simple_value
-    if not by_step:
-        raise TowersError('no %r summaries of model %s in %s; expected the event files that '
-                          'side-by-side training writes there' % (tag, name, run_dir))
     steps = sorted(by_step)
     return steps, [by_step[step] for step in steps]
+
+
+def loss_curve(train_dir, name, tag='loss'):
+    """`curve(train_dir, name, tag)` of a scalar every training writes.
+
+    Raises:
+      TowersError: the run has no event file or no value of `tag`.
+    """
+    steps, values = curve(train_dir, name, tag)
+    if not steps:
+        raise TowersError('no %r summaries of model %s in %s; expected the event files that '
+                          'side-by-side training writes there'
+                          % (tag, name, os.path.join(train_dir, name)))
+    return steps, values

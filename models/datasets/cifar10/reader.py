@@ -233,9 +233,11 @@ def central_crop(images):
     return tf.image.per_image_standardization(images)
 
 
-def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
+def _dataset(filenames, batch_size, preprocess, shuffle, use_fp16, repeat=True):
     num_records = count_records(filenames)
-    dataset = tf.data.FixedLengthRecordDataset(filenames, RECORD_BYTES).repeat()
+    dataset = tf.data.FixedLengthRecordDataset(filenames, RECORD_BYTES)
+    if repeat:
+        dataset = dataset.repeat()
     if shuffle:
         min_queue_examples = int(num_records * MIN_FRACTION_OF_EXAMPLES_IN_QUEUE)
         log.info('shuffling through a buffer of %d CIFAR images (%.0f%% of the %d in %s)',
@@ -250,9 +252,13 @@ def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
         images, labels = _decode(records)
         return tf.cast(preprocess(images), dtype), labels
 
-    dataset = dataset.batch(batch_size, drop_remainder=True)
+    dataset = dataset.batch(batch_size, drop_remainder=repeat)
     dataset = dataset.map(_parse, num_parallel_calls=tf.data.experimental.AUTOTUNE)
-    dataset = dataset.prefetch(tf.data.experimental.AUTOTUNE)
+    return dataset.prefetch(tf.data.experimental.AUTOTUNE)
+
+
+def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
+    dataset = _dataset(filenames, batch_size, preprocess, shuffle, use_fp16)
     return tf.data.make_one_shot_iterator(dataset).get_next()
 
 
@@ -291,6 +297,17 @@ def evaluation_input(eval_data, data_dir, batch_size, use_fp16=False):
       TowersError: a file of the split is missing or truncated.
     """
     return _batches(data_files(data_dir, eval_data), batch_size, central_crop, False, use_fp16)
+
+
+def validation_input(data_dir, batch_size, use_fp16=False):
+    """The test set's central crops in file order, once, for validation while training: a
+    `tf.data.Dataset` of (images [b, 24, 24, 3], labels [b] int32), as `evaluation_input`'s.
+
+    Raises:
+      TowersError: a file of the test set is missing or truncated.
+    """
+    return _dataset(data_files(data_dir, True), batch_size, central_crop, False, use_fp16,
+                    repeat=False)
 
 
 # The tutorial's names.

@@ -10,7 +10,8 @@ file starts with the magic number 2049 and the number of labels (8 bytes), then 
 `load_split` reads a split into numpy arrays after checking every header, size and label, so
 that a bad file stops with one error naming it; `training_input` is the reference's training
 input (pixels scaled to [0, 1], shape [B, 28, 28, 1], one-hot labels; shuffle through 5000,
-repeat, batch, prefetch), read by `tf.data` from the same files.
+repeat, batch, prefetch), read by `tf.data` from the same files; `validation_input` gives a
+split once, in order, in the same form, for validation while training.
 """
 import collections
 import gzip
@@ -22,6 +23,7 @@ import numpy as np
 
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.training.validation import array_batches
 
 IMAGE_MAGIC = 2051
 LABEL_MAGIC = 2049
@@ -279,3 +281,12 @@ def training_input(split, batch_size, shuffle_buffer=SHUFFLE_BUFFER, seed=None):
     dataset = dataset.map(decode, num_parallel_calls=tf.data.experimental.AUTOTUNE)
     dataset = dataset.prefetch(tf.data.experimental.AUTOTUNE)
     return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def validation_input(split, batch_size):
+    """The examples of `split` (from `load_split`) in order, once, for validation while
+    training: a `tf.data.Dataset` of (images [b, 28, 28, 1] float32 in [0, 1], labels [b, 10]
+    float32 one-hot), as `training_input` gives them."""
+    return array_batches((split.images, split.labels), batch_size).map(
+        lambda images, labels: (scale_images(images),
+                                tf.one_hot(tf.cast(labels, tf.int32), NUM_CLASSES)))

@@ -261,6 +261,15 @@ def evaluation_input(paths, image_size):
                      fn_output_signature=tf.float32)
 
 
+def validation_input(split, image_size, batch_size):
+    """The images of `split` (a `FolderSplit`) in order, once, for validation while training:
+    a `tf.data.Dataset` of (images [b, image_size, image_size, 3] float32 in [0, 1], labels
+    [b] int32), as `training_input` gives them."""
+    dataset = tf.data.Dataset.from_tensor_slices((split.paths, split.labels))
+    dataset = dataset.map(lambda path, label: (decode_image(path, image_size), label))
+    return dataset.batch(batch_size)
+
+
 def naming_bad_input(paths):
     """A context that turns a failure to decode one of `paths` inside the graph into a
     `TowersError` naming the file.

@@ -461,8 +461,9 @@ def training_input(source, batch_size, image_size):
     return tf.data.make_one_shot_iterator(images).get_next()
 
 
-def evaluation_input(source, batch_size, image_size, ten_crop):
-    """Evaluation batches: every image of the source once, in order.
+def validation_input(source, batch_size, image_size, ten_crop=False):
+    """Evaluation batches as a `tf.data.Dataset`: every image of the source once, in order
+    (what `evaluation_input` reads, and validation while training).
 
     Args:
       source: a `Shards` or a `ListFile`.
@@ -471,18 +472,26 @@ def evaluation_input(source, batch_size, image_size, ten_crop):
       ten_crop: ten crops of each image instead of the centre crop alone.
 
     Returns:
-      crops: [b, k, S, S, 3] float32, normalised per channel; k = NUM_TEN_CROPS with
-        `ten_crop` (in the order of `CENTRE_CROP`), else 1.
-      labels: [b] int32 class indices.
-      num_batches: how many batches make the whole source.
+      A dataset of (crops [b, k, S, S, 3] float32, normalised per channel, k = NUM_TEN_CROPS
+      with `ten_crop` (in the order of `CENTRE_CROP`), else 1; labels [b] int32 class indices).
     """
     crops = NUM_TEN_CROPS if ten_crop else 1
     images = _checked_images(source, False,
                              lambda image: _eval_crops(image, image_size, ten_crop),
                              [crops, image_size, image_size, 3])
     images = images.batch(batch_size).map(lambda batch, labels: (normalize(batch), labels))
-    images = images.prefetch(tf.data.experimental.AUTOTUNE)
-    batch_images, labels = tf.data.make_one_shot_iterator(images).get_next()
+    return images.prefetch(tf.data.experimental.AUTOTUNE)
+
+
+def evaluation_input(source, batch_size, image_size, ten_crop):
+    """The batches of `validation_input` as tensors, for an evaluation.
+
+    Returns:
+      crops: [b, k, S, S, 3] float32 and labels: [b] int32, as `validation_input` gives them.
+      num_batches: how many batches make the whole source.
+    """
+    dataset = validation_input(source, batch_size, image_size, ten_crop)
+    batch_images, labels = tf.data.make_one_shot_iterator(dataset).get_next()
     return batch_images, labels, int(math.ceil(source.num_examples / float(batch_size)))
 
 

@@ -212,3 +212,11 @@ def locate_or_generate(data_dir=DEFAULT_DATA_DIR, split=reader.TRAIN):
         '%d training and %d validation images of %d classes'
         % (TRAIN_PER_CLASS * len(CLASSES), VALIDATION_PER_CLASS * len(CLASSES), len(CLASSES)),
         DEFAULT_DATA_DIR, own_folder=False))
+
+
+def open_split(data_dir, split, list_file=None):
+    """The source of `split` to read: with `list_file`, that list of the JPEGs under
+    `data_dir`; else the TFRecord shards of `locate_or_generate(data_dir, split)`."""
+    if not list_file:
+        data_dir = locate_or_generate(data_dir, split)
+    return reader.open_source(data_dir, split, list_file)

@@ -6,7 +6,8 @@ The data set is one folder per item (`kos01` .. `kos50`), each holding grayscale
 and turns each mask into pixel labels at 1/`stride` of that resolution (dilated first, as the
 paper's `dilate=5`; SegDecNet's stride is 8, full-resolution segmentation's 1) and an image label
 (any defect pixel). `training_input` streams the training
-images to the towers with positive and negative images alternating, as the paper trains.
+images to the towers with positive and negative images alternating, as the paper trains;
+`validation_input` gives a split's images once, in order, for validation while training.
 """
 import collections
 import os
@@ -18,6 +19,7 @@ from PIL import Image, ImageFilter
 from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.training.validation import array_batches
 
 PART_PATTERN = re.compile(r'^Part(\d+)\.jpg$')
 LABEL_SUFFIX = '_label.bmp'
@@ -241,3 +243,11 @@ def training_input(data, num_towers, batch_size, seed=0):
         tf.TensorSpec([], tf.int32)))
     dataset = dataset.batch(num_towers * batch_size, drop_remainder=True).prefetch(2)
     return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def validation_input(data, batch_size):
+    """The images of `data` (a `KolektorSplit`) in order, once, for validation while training:
+    a `tf.data.Dataset` of (images [b, H, W, 1] float32 in [0, 1], as `training_input`'s, and
+    labels [b] int32)."""
+    return array_batches((data.images[..., None].astype(np.float32) / 255.0, data.labels),
+                         batch_size)

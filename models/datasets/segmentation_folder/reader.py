@@ -11,7 +11,8 @@ or the two subsets in folders of their own:
 
 Every image has the mask of the same name (without extension) in `masks/`, of the same size;
 a mask's non-zero pixels are the foreground. `load_split` resizes the pairs to the network's
-square input; `training_input` streams them with flips, `evaluation_input` is the test subset.
+square input; `training_input` streams them with flips, `evaluation_input` is the test subset
+and `validation_input` its batches for validation while training.
 The held-out fraction is the same for every run with the same `test_fraction`: the names are
 sorted and drawn with a fixed seed.
 """
@@ -24,6 +25,7 @@ from PIL import Image
 from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.training.validation import array_batches
 
 IMAGE_EXTENSIONS = ('.png', '.jpg', '.jpeg')
 MASK_EXTENSION = '.png'
@@ -178,3 +180,11 @@ def training_input(data, global_batch, seed=0):
         tf.TensorSpec([size, size, 3], tf.float32), tf.TensorSpec([size, size, 1], tf.float32)))
     dataset = dataset.batch(global_batch, drop_remainder=True).prefetch(2)
     return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def validation_input(data, batch_size):
+    """The pairs of `data` in order, once, as `training_input` gives them, for validation while
+    training: a `tf.data.Dataset` of (images [b, S, S, 3] float32 in [0, 1], masks
+    [b, S, S, 1] float32)."""
+    return array_batches((data.images.astype(np.float32) / 255.0,
+                          data.masks[..., None].astype(np.float32)), batch_size)
