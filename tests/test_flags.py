@@ -118,17 +118,27 @@ def test_checkpoint_flags_give_the_training_loop_its_intervals():
         'save_checkpoint_secs': 30.0, 'save_checkpoint_steps': 200}
 
 
-def test_training_flags_give_fit_the_mode_the_checkpoint_cadence_and_the_validation():
+def test_training_flags_give_fit_the_mode_cadence_validation_seed_and_determinism():
     parser = flags.FlagParser()
     flags.add_training_flags(parser)
     options = flags.fit_options(parser.parse_args(['--variable_update', 'replicated', '--xla',
                                                    '--use_fp16', '--save_checkpoint_steps=5',
-                                                   '--eval_every_steps', '50']))
+                                                   '--eval_every_steps', '50', '--seed', '3',
+                                                   '--deterministic']))
     assert options == {'mode': modes.Mode(modes.REPLICATED, xla=True, mixed_precision=True),
                        'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 5,
-                       'eval_every_steps': 50}
+                       'eval_every_steps': 50, 'seed': 3, 'deterministic': True}
     defaults = flags.fit_options(parser.parse_args([]))
     assert defaults['mode'] == modes.Mode() and defaults['eval_every_steps'] == 0
+    assert defaults['seed'] is None and defaults['deterministic'] is False
+
+
+def test_a_fixed_input_order_gives_way_to_the_seed_or_determinism():
+    parser = flags.FlagParser()
+    flags.add_training_flags(parser)
+    assert flags.input_seed(parser.parse_args([])) == 0
+    assert flags.input_seed(parser.parse_args(['--seed', '4'])) is None
+    assert flags.input_seed(parser.parse_args(['--deterministic'])) is None
 
 
 def test_a_scripts_own_use_fp16_keeps_its_meaning_beside_mixed_precision():

@@ -11,6 +11,7 @@ legacy layers under `tf_keras.legacy_tf_layers` while the `tf-keras` package shi
 them as `tf_keras.src.legacy_tf_layers`, and reads names (`ops.Tensor`,
 `control_flow_ops.cond`, ...) that newer releases moved to other modules; `slim.nets` holds
 its networks (`slim.nets.resnet_v1`, ...), which `import tf_slim` alone does not load.
+`set_op_determinism(enabled)` turns TensorFlow's op determinism on or off for the process.
 `keras` is the `tf_keras` package (Keras 2, the `tf.keras` of TensorFlow <= 2.15), whose layers
 and models build in the same graph mode (see `towers.replication.keras_models` for calling one in towers).
 """
@@ -139,3 +140,19 @@ slim = _import_slim(_tf_root.__version__)
 keras = importlib.import_module('tf_keras')  # checked against TensorFlow by _import_slim
 
 TF_VERSION = _tf_root.__version__
+# Where TensorFlow keeps op determinism's switch, both ways.
+_determinism = importlib.import_module('tensorflow.python.framework.config')
+
+
+def op_determinism_enabled():
+    """Whether TensorFlow's op determinism is on in this process."""
+    return _determinism.is_op_determinism_enabled()
+
+
+def set_op_determinism(enabled):
+    """Turns TensorFlow's op determinism on (`tf.config.experimental.enable_op_determinism`) or
+    off for the whole process; TensorFlow offers turning it off only internally."""
+    if enabled:
+        _tf_root.config.experimental.enable_op_determinism()
+    else:
+        _determinism.disable_op_determinism()

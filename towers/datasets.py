@@ -10,6 +10,11 @@ they build on these helpers, so that every set behaves alike:
     with datasets.naming_bad_input(datasets.Search(paths, decode, recognise, message)):
         session.run(batch)                     # a pipeline failure -> one TowersError naming it
 
+A training stream draws its random choices from `input_seed(seed)` (stateless random ops
+keyed by each element's position, `with_random_keys`, and seeded shuffles) and ends in
+`training_batches(dataset)`, whose position a checkpoint can hold: a resumed training then
+reads on exactly where the checkpoint left off (`towers.training.determinism`).
+
 A reader checks what it can before the graph runs and raises a `TowersError` naming the file
 and record. What only the graph finds (a record that does not decode) fails an in-graph
 `check` carrying the record's name, or an op whose message names no input, which
@@ -22,6 +27,7 @@ import logging
 import os
 import re
 
+import numpy as np
 from PIL import Image
 
 from towers.compat import tf
@@ -201,3 +207,81 @@ def naming_bad_input(search=None, check_files=None):
             raise
         check_files()
         raise
+
+
+def input_seed(seed=None):
+    """The seed of a training input's random choices, as a pair for stateless random ops.
+
+    As TensorFlow's random ops take theirs (`tf.get_seed`): from `seed` and the default graph's
+    seed (`tf.set_random_seed`, which `towers.fit` sets from its `seed`), so that one seed of
+    the training seeds its input too.
+
+    Args:
+      seed: the input's own seed, or None.
+
+    Returns:
+      [2] ints; drawn at random when neither seed is set (each run then draws its own).
+    """
+    graph_seed, op_seed = tf.get_seed(seed)
+    if graph_seed is None:
+        return [int(value) for value in np.random.randint(2 ** 31, size=2)]
+    return [graph_seed, op_seed]
+
+
+def with_random_keys(dataset, seed=None, stream=0):
+    """`dataset`'s elements, each as (key, element): the key ([2] int64) seeds the stateless
+    random ops (`tf.random.stateless_uniform`, ...) of that element alone.
+
+    A key is a function of `input_seed(seed)`, `stream` and the element's position in
+    `dataset`, so the same seed draws the same choices, and a resumed input those an
+    uninterrupted one would.
+
+    Args:
+      dataset: a `tf.data.Dataset`.
+      seed: as for `input_seed`.
+      stream: tells apart the keys of several stages of one input given the same `seed` (the
+        images of a stream, then its batches), whose draws would otherwise repeat each other.
+    """
+    fold_in = tf.random.experimental.stateless_fold_in
+    base = fold_in(tf.constant(input_seed(seed), tf.int64), stream)
+    return dataset.enumerate().map(lambda index, element: (fold_in(base, index), element))
+
+
+def gather_rows(arrays, indices):
+    """The rows `indices` of numpy arrays kept in memory, as tensors.
+
+    The arrays stay out of the graph, which would otherwise carry them as constants into every
+    checkpoint's meta graph and event file: a stateless `tf.numpy_function` reads them, so an
+    iterator over a dataset that uses it still saves its position.
+
+    Args:
+      arrays: numpy arrays of equal length.
+      indices: [n] int64 tensor.
+
+    Returns:
+      A list with each array's rows, [n, ...] in its dtype.
+    """
+    rows = tf.numpy_function(lambda index: tuple(array[index] for array in arrays), [indices],
+                             [tf.as_dtype(array.dtype) for array in arrays], stateful=False)
+    for row, array in zip(rows, arrays):
+        row.set_shape(indices.shape.concatenate(array.shape[1:]))
+    return rows
+
+
+def training_batches(dataset):
+    """The next element of `dataset`, a training stream, from a one-shot iterator whose position
+    a checkpoint can hold.
+
+    The iterator is registered in the default graph's `SAVEABLE_OBJECTS`, which the saver of a
+    deterministic training (`towers.training.determinism.Saver`) saves with the variables;
+    every random choice of `dataset` must then be stateless (`with_random_keys`) or a seeded
+    shuffle, whose state the iterator saves.
+
+    Returns:
+      The tensors of one element (a nested structure, as `dataset` gives it).
+    """
+    with tf.name_scope('training_input'):
+        iterator = tf.data.make_one_shot_iterator(dataset)
+    tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS,
+                         tf.data.experimental.make_saveable_from_iterator(iterator))
+    return iterator.get_next()

@@ -314,11 +314,39 @@ def checkpoint_options(args):
             'save_checkpoint_steps': args.save_checkpoint_steps}
 
 
+_SEEDED = ('the initial weights, the order and shuffles of the input, its augmentations')
+_REPEATABLE = ('the same command writes the same checkpoints, byte for byte, and a run stopped '
+               'and resumed ends as one never interrupted (op determinism; the input\'s '
+               'position in every checkpoint). One process only: refused in a cluster')
+
+
+def add_reproducibility_flags(parser, seeded=_SEEDED, repeatable=_REPEATABLE):
+    """Adds `--seed N` and `--deterministic`: one seed of every random choice, and
+    bit-reproducible runs (`towers.training.determinism`).
+
+    Args:
+      parser: a `FlagParser`.
+      seeded, repeatable: for the help: what the seed seeds, and what is repeatable.
+    """
+    parser.add_argument('--seed', type=int, default=None,
+                        help='The one seed of every random choice: %s. Default: none, each '
+                             'run draws its own (0 with --deterministic).' % seeded)
+    parser.add_boolean('deterministic', False, 'Bit-reproducible: %s.' % repeatable)
+
+
+def input_seed(args, default=0):
+    """The seed a script whose input had a fixed order before `--seed` gives its input: None
+    with `--seed` or `--deterministic` (the input then derives its seed from the graph's, which
+    `towers.fit` sets: each worker of a cluster its own), else `default`, that fixed order."""
+    return None if args.seed is not None or args.deterministic else default
+
+
 def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None,
                        mode=registry.Mode()):
     """Adds every training script's common flags: devices (`add_device_flags`), performance
     modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`), validation while
-    training (`--eval_every_steps`) and, with `cluster`, the cluster (`add_cluster_flags`).
+    training (`--eval_every_steps`), the seed and determinism (`add_reproducibility_flags`)
+    and, with `cluster`, the cluster (`add_cluster_flags`).
 
     Args:
       parser: a `FlagParser`.
@@ -335,15 +363,17 @@ def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_step
                              'evaluation script, with the moving batch-norm statistics): a line '
                              'after the progress line and validation/<metric> in TensorBoard; '
                              '0: never (default).')
+    add_reproducibility_flags(parser)
     if cluster:
         add_cluster_flags(parser)
 
 
 def fit_options(args):
-    """The `towers.fit` arguments of `add_training_flags`' mode, checkpoint and validation
-    flags: `towers.fit(..., **flags.fit_options(args))`."""
+    """The `towers.fit` arguments of `add_training_flags`' mode, checkpoint, validation, seed
+    and determinism flags: `towers.fit(..., **flags.fit_options(args))`."""
     return dict(checkpoint_options(args), mode=mode_from_flags(args),
-                eval_every_steps=args.eval_every_steps)
+                eval_every_steps=args.eval_every_steps, seed=args.seed,
+                deterministic=args.deterministic)
 
 
 def add_cluster_flags(parser):

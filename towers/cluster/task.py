@@ -51,7 +51,8 @@ def from_flags(args, environ=None):
             raise TowersError('--ps_hosts/--worker_hosts given without --job_name; give '
                               '--job_name ps or --job_name worker (and --task_index)')
         return SingleProcess()
-    replication.check(flags.mode_from_flags(args), in_cluster=True)
+    replication.check(flags.mode_from_flags(args), in_cluster=True,
+                      deterministic=args.deterministic)
     if not args.ps_hosts:
         raise TowersError('--job_name %s needs --ps_hosts: the variables live on the parameter '
                           'servers, so give at least one host:port' % args.job_name)

@@ -121,17 +121,25 @@ class Mode(collections.namedtuple('Mode', ['variable_update', 'xla', 'mixed_prec
                          + (['mixed precision'] if self.mixed_precision else []))
 
 
-def unsupported(mode, recipe=None, in_cluster=False):
-    """Why `mode` cannot train `recipe`, or train in a cluster's task; None when it can.
+def unsupported(mode, recipe=None, in_cluster=False, deterministic=False):
+    """Why `mode` cannot train `recipe`, or train in a cluster's task, or train
+    deterministically; None when it can.
 
     Args:
       mode: a `Mode`.
       recipe: a `towers.Recipe` (its `TRAITS` attributes are read), or None.
       in_cluster: whether the step is a worker's of a parameter-server cluster.
+      deterministic: whether the training must be bit-reproducible, resumed or not
+        (`towers.training.determinism`).
 
     Returns:
       One sentence naming what is not supported and what would train, or None.
     """
+    if deterministic and in_cluster:
+        return ('--deterministic trains in one process: asynchronous workers '
+                '(--nosync_replicas) apply their updates in the order they arrive, and a '
+                'synchronous cluster\'s checkpoints hold no worker\'s input position, so a '
+                'resumed cluster reads other batches; train without --deterministic, or alone')
     replication = get(mode.variable_update)
     if in_cluster and not replication.in_cluster:
         return ('--variable_update %s trains in one process; a cluster keeps the variables on '
@@ -153,9 +161,9 @@ def unsupported(mode, recipe=None, in_cluster=False):
     return None
 
 
-def check(mode, recipe=None, in_cluster=False):
+def check(mode, recipe=None, in_cluster=False, deterministic=False):
     """Raises `TowersError` with `unsupported`'s sentence when `mode` cannot train `recipe`
-    (in a cluster's task)."""
-    reason = unsupported(mode, recipe, in_cluster)
+    (in a cluster's task, deterministically)."""
+    reason = unsupported(mode, recipe, in_cluster, deterministic)
     if reason:
         raise TowersError(reason)

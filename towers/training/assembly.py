@@ -26,6 +26,7 @@ from towers.cluster.roles import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.replication.tower import TOTAL
+from towers.training import determinism
 from towers.training import loop as training_loop
 from towers.training import validation
 
@@ -247,8 +248,8 @@ def _summary_op(recipe_summaries, replicated, learning_rate):
 
 
 def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
-        objective=None, mode=None, eval_every_steps=None, validation_input=None,
-        **loop_options):
+        objective=None, mode=None, eval_every_steps=None, validation_input=None, seed=None,
+        deterministic=False, **loop_options):
     """Assembles `recipe` in a new graph and trains it with `towers.train` to `max_steps`.
 
     Args:
@@ -262,6 +263,13 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
         the last (`towers.training.validation`); None or 0: no validation.
       validation_input: a function of no arguments returning a `tf.data.Dataset` of the
         validation split's batches, one pass, in order; needed with `eval_every_steps`.
+      seed: the graph's seed (`tf.set_random_seed`): of the initial weights, every random op,
+        and the input's shuffles and augmentations (`towers.datasets.input_seed`); a cluster's
+        worker adds its task index. None: each run draws its own.
+      deterministic: bit-reproducible training (`towers.training.determinism`): op
+        determinism while it runs, the seed `seed` (0 by default), and the input's position
+        in every checkpoint, so that a resumed run ends as an uninterrupted one. Refused in
+        a cluster.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
@@ -280,7 +288,13 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
     if eval_every_steps and validation_input is None:
         raise TowersError('--eval_every_steps needs the validation split, which this training '
                           'does not give')
-    with tf.Graph().as_default():
+    role = role or SingleProcess()
+    replication.check(mode or replication.Mode(), recipe,
+                      in_cluster=not isinstance(role, SingleProcess), deterministic=deterministic)
+    seed = determinism.graph_seed(seed, deterministic, role.task_index)
+    with determinism.op_determinism(deterministic), tf.Graph().as_default():
+        if seed is not None:
+            tf.set_random_seed(seed)
         training = assemble(recipe, input_fn, setup, role, objectives=[objective], mode=mode)
         if eval_every_steps:
             loop_options['validation'] = validation.build(recipe, validation_input, setup,
@@ -290,4 +304,4 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
             train_dir, max_steps, examples_per_step, num_towers=len(setup.tower_devices),
             config=setup.config, summary_op=training.summary_op, master=role.master,
             is_chief=role.is_chief, hooks=role.hooks, initial_values=recipe.initial_values(),
-            **loop_options)
+            save_input_position=deterministic, **loop_options)

@@ -73,14 +73,28 @@ def damage(prefix):
         reader = tf.train.NewCheckpointReader(prefix)
     except tf.errors.OpError as err:
         return 'its index %s cannot be read (%s)' % (index, tf_error_cause(err.message))
-    for name in sorted(reader.get_variable_to_shape_map()):
+    for name, dtype in sorted(reader.get_variable_to_dtype_map().items()):
         try:
-            reader.get_tensor(name)
+            _read(reader, prefix, name, dtype)
         # The reader reports a short data file as an IndexError, other damage as OpErrors.
         except (tf.errors.OpError, IndexError, ValueError) as err:
             cause = tf_error_cause(err.message) if isinstance(err, tf.errors.OpError) else err
             return 'its data %s.data-* cannot be read (tensor %s: %s)' % (prefix, name, cause)
     return None
+
+
+def _read(reader, prefix, name, dtype):
+    """Reads tensor `name` of checkpoint `prefix` whole, which verifies its checksum: through
+    `reader`, or for a variant (an input's position), which the reader cannot turn into numpy,
+    through a restore op of its own."""
+    if dtype != tf.variant:
+        reader.get_tensor(name)
+        return
+    with tf.Graph().as_default():
+        restored = tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[name],
+                                        shape_and_slices=[''], dtypes=[dtype])
+        with tf.Session() as session:
+            session.run(restored[0].op)
 
 
 def newest_readable(directory):

@@ -14,6 +14,7 @@ import os
 import time
 
 from towers.training import checkpoints
+from towers.training import determinism
 from towers.training import preemption
 from towers.training import hooks as hooks_lib
 from towers.training import validation as validation_lib
@@ -46,7 +47,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
           num_towers=1, config=None, summary_op=None, saver=None,
           log_every_n_steps=10, save_summaries_steps=100, save_checkpoint_secs=600,
           save_checkpoint_steps=None, master='', is_chief=True, hooks=(), printer=print,
-          initial_values=None, validation=None):
+          initial_values=None, validation=None, save_input_position=False):
     """Runs `train_op` until the global step reaches `max_steps`.
 
     Args:
@@ -65,7 +66,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         summaries, each written to `train_dir/<run name>` ('' for `train_dir` itself), so
         that TensorBoard overlays the runs' equal tags (one run per model side by side).
       saver: the `tf.train.Saver` of checkpoints; by default one of all global variables
-        that keeps the 5 newest.
+        (and with `save_input_position`, of the input's position) that keeps the 5 newest.
       log_every_n_steps, save_summaries_steps: intervals in steps.
       save_checkpoint_secs, save_checkpoint_steps: a checkpoint is written after the first
         step that ends this long after the last one, or at each multiple of this many steps,
@@ -81,6 +82,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         of a run that has no checkpoint to resume, so that no constant of them enters the graph.
       validation: a `towers.training.validation.Built` network, which the chief runs between
         steps (every K steps and after the last), or None.
+      save_input_position: whether checkpoints hold the training input's position too
+        (`towers.training.determinism.Saver`), so that a resumed run reads the batches an
+        uninterrupted one would have read.
 
     Returns:
       A `TrainResult`; its timing is also logged (steps, total time, median and mean step
@@ -101,7 +105,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
             # the snapshot is sent to the worker without waiting for the train op.
             steps_done = tf.identity(global_step.read_value(), name='steps_done')
     if saver is None:
-        saver = tf.train.Saver(tf.global_variables(), max_to_keep=5)
+        saver = (determinism.Saver(max_to_keep=5) if save_input_position
+                 else tf.train.Saver(tf.global_variables(), max_to_keep=5))
     if summary_op is None:
         summary_op = tf.summary.merge_all()
     summary_runs = summary_op if isinstance(summary_op, dict) else {'': summary_op}
@@ -117,16 +122,18 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
                         for variable, value in (initial_values or {}).items()} or None)
     if is_chief:
         tf.gfile.MakeDirs(train_dir)
+        checkpoints.recover_history(saver, train_dir)
+        saving = hooks_lib.CheckpointHook(steps_done, saver, train_dir, global_step,
+                                          save_checkpoint_steps, save_checkpoint_secs)
+        # The last checkpoint comes before the last summary, whose run reads one more batch
+        # that the checkpoint's input position must not count.
+        all_hooks.append(saving)
         for run, run_summary_op in summary_runs.items():
             if run_summary_op is not None:
                 writer = tf.summary.FileWriterCache.get(
                     os.path.join(train_dir, run) if run else train_dir)
                 all_hooks.append(hooks_lib.SummaryHook(steps_done, run_summary_op, writer,
                                                        save_summaries_steps))
-        checkpoints.recover_history(saver, train_dir)
-        saving = hooks_lib.CheckpointHook(steps_done, saver, train_dir, global_step,
-                                          save_checkpoint_steps, save_checkpoint_secs)
-        all_hooks.append(saving)
         if validation is not None:
             all_hooks.append(validation_lib.ValidationHook(steps_done, validation, max_steps,
                                                            train_dir, printer))
