@@ -95,27 +95,36 @@ def test_three_folds_test_every_item_exactly_once():
     assert [len(test) for test in tested] == [17, 17, 16]
 
 
-def _kinds(labels, order, count):
-    return [int(labels[next(order)]) for _ in range(count)]
+def _first(order, count):
+    """The first `count` indices of the dataset `order`."""
+    index = tf.data.make_one_shot_iterator(order).get_next()
+    with tf.Session() as sess:
+        return [int(sess.run(index)) for _ in range(count)]
 
 
 def test_each_tower_alternates_defective_and_clean_images_out_of_phase():
     labels = np.array([1, 0, 0, 0, 0, 0, 1, 0])
     order = kolektor_input.alternating_order(labels, num_towers=2, batch_size=1)
-    steps = [_kinds(labels, order, 2) for _ in range(4)]
-    assert steps == [[1, 0], [0, 1], [1, 0], [0, 1]]
+    kinds = [int(labels[index]) for index in _first(order, 8)]
+    assert [kinds[step:step + 2] for step in range(0, 8, 2)] == [[1, 0], [0, 1], [1, 0], [0, 1]]
 
 
 def test_rare_defective_images_repeat_before_clean_ones_do():
     labels = np.array([1, 0, 0, 0, 0])
-    order = kolektor_input.alternating_order(labels, num_towers=1, batch_size=1)
-    indices = [next(order) for _ in range(8)]
+    indices = _first(kolektor_input.alternating_order(labels, num_towers=1, batch_size=1), 8)
     assert indices[0::2] == [0, 0, 0, 0] and sorted(indices[1::2]) == [1, 2, 3, 4]
+
+
+def test_the_same_seed_gives_the_same_order_and_another_seed_another():
+    labels = np.array([1, 1, 1, 0, 0, 0, 0, 0])
+    first, again, other = (_first(kolektor_input.alternating_order(labels, 1, 1, seed), 16)
+                           for seed in (0, 0, 1))
+    assert first == again and first != other
 
 
 def test_training_without_both_kinds_of_image_is_refused():
     with pytest.raises(TowersError, match='both defective and defect-free'):
-        next(kolektor_input.alternating_order(np.zeros(4), 1, 1))
+        kolektor_input.alternating_order(np.zeros(4), 1, 1)
 
 
 def test_training_input_gives_float_batches_of_every_tower():

@@ -7,7 +7,8 @@ the class names one per line.
 
 `training_input` (the tutorial's `distorted_inputs`) is the training input: a random 24x24 crop, a random left-right flip,
 random brightness and contrast, per-image standardization, shuffled through a buffer of 40% of
-an epoch. `inputs` is the evaluation input: the central 24x24 crop, standardized, in file order.
+an epoch; every random choice follows its seed, and a checkpoint can hold its position.
+`inputs` is the evaluation input: the central 24x24 crop, standardized, in file order.
 Both decode and distort whole batches at once (a few ops per batch instead of a few per
 image: a third of the CPU time), in parallel, and prefetch, so that the input keeps up with
 the towers without taking their cores.
@@ -20,6 +21,7 @@ import urllib.request
 
 import numpy as np
 
+from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 
@@ -201,26 +203,30 @@ def _decode(records):
     return tf.transpose(depth_major, [0, 2, 3, 1]), labels
 
 
-def _distort(images):
+def _distort(images, key):
     """[n, 32, 32, 3] uint8 -> [n, 24, 24, 3] float32: the tutorial's training augmentation.
 
     Drawn for each image, as the tutorial's `random_crop`, `random_flip_left_right`,
     `random_brightness(max_delta=63)` and `random_contrast(0.2, 1.8)` draw them: a crop at a
     uniform offset, a left-right flip with probability 1/2, a brightness shift in [-63, 63), a
     contrast factor in [0.2, 1.8) about each channel's mean; then per-image standardization.
+    The draws are stateless, a function of `key` ([2] int64) alone.
     """
     num = tf.shape(images)[0]
-    offsets = tf.random.uniform([num, 2], 0, HEIGHT - IMAGE_SIZE + 1, dtype=tf.int32)
+    keys = tf.random.experimental.stateless_split(key, 4)
+    offsets = tf.random.stateless_uniform([num, 2], keys[0], 0, HEIGHT - IMAGE_SIZE + 1,
+                                          dtype=tf.int32)
     steps = tf.range(IMAGE_SIZE)
-    flipped = tf.random.uniform([num, 1]) < 0.5
+    flipped = tf.random.stateless_uniform([num, 1], keys[1]) < 0.5
     rows = offsets[:, :1] + steps
     # A flipped crop reads its columns right to left.
     cols = offsets[:, 1:] + tf.where_v2(flipped, IMAGE_SIZE - 1 - steps, steps)
     images = tf.gather(tf.gather(images, rows, axis=1, batch_dims=1), cols, axis=2,
                        batch_dims=1)
-    images = tf.cast(images, tf.float32) + tf.random.uniform([num, 1, 1, 1], -63.0, 63.0)
+    images = tf.cast(images, tf.float32) + tf.random.stateless_uniform([num, 1, 1, 1], keys[2],
+                                                                       -63.0, 63.0)
     channel_means = tf.reduce_mean(images, [1, 2], keepdims=True)
-    contrast = tf.random.uniform([num, 1, 1, 1], 0.2, 1.8)
+    contrast = tf.random.stateless_uniform([num, 1, 1, 1], keys[3], 0.2, 1.8)
     images = (images - channel_means) * contrast + channel_means
     return tf.image.per_image_standardization(images)
 
@@ -233,7 +239,9 @@ def central_crop(images):
     return tf.image.per_image_standardization(images)
 
 
-def _dataset(filenames, batch_size, preprocess, shuffle, use_fp16, repeat=True):
+def _record_batches(filenames, batch_size, shuffle=False, seed=None, repeat=True):
+    """Batches of raw records of `filenames`, repeated forever (with `repeat`; else one pass,
+    the last batch holding the rest); with `shuffle`, shuffled with `seed`."""
     num_records = count_records(filenames)
     dataset = tf.data.FixedLengthRecordDataset(filenames, RECORD_BYTES)
     if repeat:
@@ -245,30 +253,33 @@ def _dataset(filenames, batch_size, preprocess, shuffle, use_fp16, repeat=True):
                  os.path.dirname(filenames[0]))
         # Raw records are shuffled, not distorted images: the buffer fills in a moment and
         # every pass over a record draws new distortions.
-        dataset = dataset.shuffle(min_queue_examples + 3 * batch_size)
-    dtype = tf.float16 if use_fp16 else tf.float32
+        dataset = dataset.shuffle(min_queue_examples + 3 * batch_size, seed=seed)
+    return dataset.batch(batch_size, drop_remainder=repeat)
 
-    def _parse(records):
-        images, labels = _decode(records)
-        return tf.cast(preprocess(images), dtype), labels
 
-    dataset = dataset.batch(batch_size, drop_remainder=repeat)
-    dataset = dataset.map(_parse, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+def _images(records, preprocess, use_fp16):
+    """[n] records -> (preprocess(images) as float32 or, with `use_fp16`, float16; labels)."""
+    images, labels = _decode(records)
+    return tf.cast(preprocess(images), tf.float16 if use_fp16 else tf.float32), labels
+
+
+def _central_crops(filenames, batch_size, use_fp16, repeat=True):
+    """The evaluation's dataset of (central crops, labels) of `filenames` in file order."""
+    dataset = _record_batches(filenames, batch_size, repeat=repeat).map(
+        lambda records: _images(records, central_crop, use_fp16),
+        num_parallel_calls=tf.data.experimental.AUTOTUNE)
     return dataset.prefetch(tf.data.experimental.AUTOTUNE)
 
 
-def _batches(filenames, batch_size, preprocess, shuffle, use_fp16):
-    dataset = _dataset(filenames, batch_size, preprocess, shuffle, use_fp16)
-    return tf.data.make_one_shot_iterator(dataset).get_next()
-
-
-def training_input(data_dir, batch_size, use_fp16=False):
+def training_input(data_dir, batch_size, use_fp16=False, seed=None):
     """Training batches with the tutorial's random distortions, shuffled, repeated forever.
 
     Args:
       data_dir: a directory in the layout of `cifar-10-batches-bin`.
       batch_size: examples per batch.
       use_fp16: whether the images come as float16.
+      seed: of the shuffle and the distortions (`towers.datasets.input_seed`: by default
+        derived from the graph's seed).
 
     Returns:
       images: [batch_size, 24, 24, 3] float32 (float16 with `use_fp16`), per-image standardized.
@@ -277,7 +288,12 @@ def training_input(data_dir, batch_size, use_fp16=False):
     Raises:
       TowersError: a training file is missing or truncated.
     """
-    return _batches(data_files(data_dir, False), batch_size, _distort, True, use_fp16)
+    dataset = datasets.with_random_keys(
+        _record_batches(data_files(data_dir, False), batch_size, shuffle=True, seed=seed), seed)
+    dataset = dataset.map(
+        lambda key, records: _images(records, lambda images: _distort(images, key), use_fp16),
+        num_parallel_calls=tf.data.experimental.AUTOTUNE)
+    return datasets.training_batches(dataset.prefetch(tf.data.experimental.AUTOTUNE))
 
 
 def evaluation_input(eval_data, data_dir, batch_size, use_fp16=False):
@@ -296,7 +312,8 @@ def evaluation_input(eval_data, data_dir, batch_size, use_fp16=False):
     Raises:
       TowersError: a file of the split is missing or truncated.
     """
-    return _batches(data_files(data_dir, eval_data), batch_size, central_crop, False, use_fp16)
+    return tf.data.make_one_shot_iterator(
+        _central_crops(data_files(data_dir, eval_data), batch_size, use_fp16)).get_next()
 
 
 def validation_input(data_dir, batch_size, use_fp16=False):
@@ -306,8 +323,7 @@ def validation_input(data_dir, batch_size, use_fp16=False):
     Raises:
       TowersError: a file of the test set is missing or truncated.
     """
-    return _dataset(data_files(data_dir, True), batch_size, central_crop, False, use_fp16,
-                    repeat=False)
+    return _central_crops(data_files(data_dir, True), batch_size, use_fp16, repeat=False)
 
 
 # The tutorial's names.

@@ -21,6 +21,7 @@ import zlib
 
 import numpy as np
 
+from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.training.validation import array_batches
@@ -259,7 +260,7 @@ def training_input(split, batch_size, shuffle_buffer=SHUFFLE_BUFFER, seed=None):
       split: the training `Split` from `load_split`.
       batch_size: examples per batch (the global batch of all towers).
       shuffle_buffer: examples in the shuffle buffer.
-      seed: the shuffle's seed, or None.
+      seed: the shuffle's seed; by default derived from the graph's seed.
 
     Returns:
       images: [batch_size, 28, 28, 1] float32 in [0, 1].
@@ -279,8 +280,7 @@ def training_input(split, batch_size, shuffle_buffer=SHUFFLE_BUFFER, seed=None):
         return scale_images(images), tf.one_hot(tf.cast(labels, tf.int32), NUM_CLASSES)
 
     dataset = dataset.map(decode, num_parallel_calls=tf.data.experimental.AUTOTUNE)
-    dataset = dataset.prefetch(tf.data.experimental.AUTOTUNE)
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    return datasets.training_batches(dataset.prefetch(tf.data.experimental.AUTOTUNE))
 
 
 def validation_input(split, batch_size):

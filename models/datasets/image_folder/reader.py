@@ -224,13 +224,14 @@ def scale_and_resize(images, image_size):
     return tf.image.resize(images, [image_size, image_size])
 
 
-def training_input(split, image_size, global_batch):
+def training_input(split, image_size, global_batch, seed=None):
     """Training batches of `split`: shuffled anew each epoch, repeated forever.
 
     Args:
       split: a `FolderSplit`.
       image_size: side of the square images.
       global_batch: images per batch (all towers').
+      seed: of the shuffle; by default derived from the graph's seed.
 
     Returns:
       images: [global_batch, image_size, image_size, 3] float32 in [0, 1].
@@ -238,13 +239,12 @@ def training_input(split, image_size, global_batch):
     """
     dataset = tf.data.Dataset.from_tensor_slices((split.paths, split.labels))
     # Paths are cheap to hold: the buffer takes the whole split for a uniform shuffle.
-    dataset = dataset.shuffle(len(split.paths), reshuffle_each_iteration=True)
+    dataset = dataset.shuffle(len(split.paths), seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat()
     dataset = dataset.map(lambda path, label: (decode_image(path, image_size), label),
                           num_parallel_calls=tf.data.experimental.AUTOTUNE)
     dataset = dataset.batch(global_batch, drop_remainder=True)
-    dataset = dataset.prefetch(tf.data.experimental.AUTOTUNE)
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    return datasets.training_batches(dataset.prefetch(tf.data.experimental.AUTOTUNE))
 
 
 def evaluation_input(paths, image_size):

@@ -187,16 +187,17 @@ class Shards:
         for path in self.files:
             _count_records(path)
 
-    def records(self, training):
+    def records(self, training, seed=None):
         """The split's records: `Records` of scalars.
 
         Args:
           training: shuffle the shards and the records, and repeat forever; else each record
             once, in the shards' order.
+          seed: of the shuffles (by default derived from the graph's seed).
         """
         files = tf.data.Dataset.from_tensor_slices(self.files)
         if training:
-            files = files.shuffle(len(self.files)).repeat()
+            files = files.shuffle(len(self.files), seed=seed).repeat()
 
         def _read(path):
             return tf.data.TFRecordDataset(path).enumerate().map(
@@ -206,7 +207,7 @@ class Shards:
                                    num_parallel_calls=tf.data.experimental.AUTOTUNE,
                                    deterministic=not training)
         if training:
-            records = records.shuffle(min(self.num_examples, SHUFFLE_BUFFER))
+            records = records.shuffle(min(self.num_examples, SHUFFLE_BUFFER), seed=seed)
         return records.map(_parse_example, num_parallel_calls=tf.data.experimental.AUTOTUNE)
 
 
@@ -282,17 +283,18 @@ class ListFile:
     def check_files(self):
         """Nothing to read through: every listed image was found when the list was read."""
 
-    def records(self, training):
+    def records(self, training, seed=None):
         """The listed images: `Records` of scalars.
 
         Args:
           training: shuffle the whole list and repeat forever; else each image once, in the
             list's order.
+          seed: of the shuffle (by default derived from the graph's seed).
         """
         lines = tf.data.TextLineDataset(self.list_file).enumerate()
         lines = lines.filter(lambda index, line: tf.strings.length(tf.strings.strip(line)) > 0)
         if training:
-            lines = lines.shuffle(self.num_examples).repeat()
+            lines = lines.shuffle(self.num_examples, seed=seed).repeat()
         root = self.image_dir.rstrip('/') + '/'
 
         def _parse(index, line):
@@ -330,17 +332,22 @@ def _resize_shorter_side(image, shorter_side, aspect_ratio=1.0):
     return tf.image.resize(image, tf.cast(tf.round(size), tf.int32))
 
 
-def _train_crop(image, image_size):
+def _train_crop(image, image_size, key):
     """The reference's geometry for one image: [h, w, 3] uint8 -> [S, S, 3] float32.
 
     The longer side stretched by a factor drawn from 0.8-1.25, the shorter side scaled to an
-    integer drawn from 256-384 (scaled with S), and a uniformly placed S x S crop.
+    integer drawn from 256-384 (scaled with S), and a uniformly placed S x S crop; drawn
+    statelessly from `key` ([2] int64).
     """
-    aspect_ratio = tf.random.uniform([], *ASPECT_RATIO)
+    keys = tf.random.experimental.stateless_split(key, 3)
+    aspect_ratio = tf.random.stateless_uniform([], keys[0], *ASPECT_RATIO)
     low, high = (scaled_size(side, image_size) for side in TRAIN_SHORTER_SIDE)
-    shorter_side = tf.random.uniform([], low, high, dtype=tf.int32)
+    shorter_side = tf.random.stateless_uniform([], keys[1], low, high, dtype=tf.int32)
     resized = _resize_shorter_side(image, shorter_side, aspect_ratio)
-    return tf.image.random_crop(resized, [image_size, image_size, 3])
+    # The corner as `tf.image.random_crop` draws it.
+    corner = tf.random.stateless_uniform([2], keys[2], 0, tf.int32.max, dtype=tf.int32) % (
+        tf.shape(resized)[:2] - image_size + 1)
+    return tf.slice(resized, tf.concat([corner, [0]], 0), [image_size, image_size, 3])
 
 
 def _eval_crops(image, image_size, ten_crop):
@@ -375,8 +382,9 @@ def centre_crops(images, image_size):
     return normalize(crops)
 
 
-def _colour_augment(images):
-    """The reference's per-image flip and colour changes, drawn per image, applied per batch.
+def _colour_augment(images, key):
+    """The reference's per-image flip and colour changes, drawn per image (statelessly, from
+    `key`, [2] int64), applied per batch.
 
     A horizontal flip with probability 1/2; in HSV, a hue shift of up to +-36 degrees and
     saturation and value multiplied by 0.6-1.4 (capped at their maximum); PCA lighting noise
@@ -389,17 +397,19 @@ def _colour_augment(images):
       [n, S, S, 3] float32 RGB in 0..255.
     """
     num = tf.shape(images)[0]
-    flip = tf.random.uniform([num, 1, 1, 1]) < 0.5
+    keys = tf.random.experimental.stateless_split(key, 5)
+    flip = tf.random.stateless_uniform([num, 1, 1, 1], keys[0]) < 0.5
     images = tf.where_v2(flip, tf.reverse(images, [2]), images)
     hsv = tf.image.rgb_to_hsv(images / 255.0)
-    hue_shift = tf.random.uniform([num, 1, 1], -HUE_DELTA_DEGREES, HUE_DELTA_DEGREES) / 360.0
-    saturation = tf.random.uniform([num, 1, 1], *SATURATION_SCALE)
-    value = tf.random.uniform([num, 1, 1], *BRIGHTNESS_SCALE)
+    hue_shift = tf.random.stateless_uniform([num, 1, 1], keys[1], -HUE_DELTA_DEGREES,
+                                            HUE_DELTA_DEGREES) / 360.0
+    saturation = tf.random.stateless_uniform([num, 1, 1], keys[2], *SATURATION_SCALE)
+    value = tf.random.stateless_uniform([num, 1, 1], keys[3], *BRIGHTNESS_SCALE)
     hsv = tf.stack([tf.math.floormod(hsv[..., 0] + hue_shift, 1.0),
                     tf.minimum(hsv[..., 1] * saturation, 1.0),
                     tf.minimum(hsv[..., 2] * value, 1.0)], axis=-1)
     images = tf.image.hsv_to_rgb(hsv) * 255.0
-    alpha = tf.random.normal([num, 3], stddev=PCA_STDDEV)
+    alpha = tf.random.stateless_normal([num, 3], keys[4], stddev=PCA_STDDEV)
     lighting = tf.matmul(alpha * tf.constant(EIGENVALUES), tf.constant(EIGENVECTORS),
                          transpose_b=True)
     return tf.clip_by_value(images + lighting[:, None, None, :], 0.0, 255.0)
@@ -410,17 +420,24 @@ def normalize(images):
     return (images - tf.constant(MEAN_RGB)) / tf.constant(STDDEV_RGB)
 
 
-def _checked_images(source, training, image_fn, image_shape):
-    """The source's records as (image_fn(decoded image), label), each record checked.
+def _checked_images(records, ordered, image_fn, image_shape):
+    """The records as (image_fn(decoded image, key), label), each record checked.
 
     A record whose `problem` is not empty, or whose image cannot be decoded, fails the
     pipeline with a message naming it: the decode runs in a one-record dataset that drops
     errors, followed by a marker, so a record whose decode failed reaches the check as the
     marker instead of failing without saying which record it was.
+
+    Args:
+      records: a dataset of (key, `Records`): the key ([2] int64) seeds the record's random
+        choices (`towers.datasets.with_random_keys`).
+      ordered: whether the images come in the records' order; else as they are decoded.
+      image_fn: (image [h, w, 3] uint8, key) -> what to train or evaluate on, of `image_shape`.
+      image_shape: that shape.
     """
-    def _attempt(record):
+    def _attempt(key, record):
         decoded = tf.data.Dataset.from_tensors(record.encoded).map(
-            lambda encoded: (image_fn(_decode(encoded)), True)).ignore_errors()
+            lambda encoded: (image_fn(_decode(encoded), key), True)).ignore_errors()
         failed = tf.data.Dataset.from_tensors((tf.zeros(image_shape), False))
         return decoded.concatenate(failed).take(1).map(
             lambda image, decoded_ok: (image, record, decoded_ok))
@@ -434,31 +451,35 @@ def _checked_images(source, training, image_fn, image_shape):
         with tf.control_dependencies([check]):
             return tf.identity(image), record.label
 
-    images = source.records(training).interleave(
+    images = records.interleave(
         _attempt, cycle_length=tf.data.experimental.AUTOTUNE,
-        num_parallel_calls=tf.data.experimental.AUTOTUNE, deterministic=not training)
+        num_parallel_calls=tf.data.experimental.AUTOTUNE, deterministic=ordered)
     return images.map(_check, num_parallel_calls=tf.data.experimental.AUTOTUNE)
 
 
-def training_input(source, batch_size, image_size):
+def training_input(source, batch_size, image_size, seed=None):
     """Training batches with the reference's augmentation, shuffled, repeated forever.
 
     Args:
       source: a `Shards` or a `ListFile`.
       batch_size: images per batch (the global batch of the towers).
       image_size: S, the side of the square crops (224 in the reference).
+      seed: of the shuffles and the augmentation (`towers.datasets.input_seed`: by default
+        derived from the graph's seed). The images come as they are decoded, unless op
+        determinism keeps their order.
 
     Returns:
       images: [batch_size, S, S, 3] float32, normalised per channel.
       labels: [batch_size] int32 class indices 0..NUM_CLASSES-1.
     """
-    images = _checked_images(source, True, lambda image: _train_crop(image, image_size),
+    images = _checked_images(datasets.with_random_keys(source.records(True, seed), seed), False,
+                             lambda image, key: _train_crop(image, image_size, key),
                              [image_size, image_size, 3])
-    images = images.batch(batch_size, drop_remainder=True)
-    images = images.map(lambda batch, labels: (normalize(_colour_augment(batch)), labels),
+    images = datasets.with_random_keys(images.batch(batch_size, drop_remainder=True), seed,
+                                       stream=1)
+    images = images.map(lambda key, batch: (normalize(_colour_augment(batch[0], key)), batch[1]),
                         num_parallel_calls=tf.data.experimental.AUTOTUNE)
-    images = images.prefetch(tf.data.experimental.AUTOTUNE)
-    return tf.data.make_one_shot_iterator(images).get_next()
+    return datasets.training_batches(images.prefetch(tf.data.experimental.AUTOTUNE))
 
 
 def validation_input(source, batch_size, image_size, ten_crop=False):
@@ -476,8 +497,9 @@ def validation_input(source, batch_size, image_size, ten_crop=False):
       with `ten_crop` (in the order of `CENTRE_CROP`), else 1; labels [b] int32 class indices).
     """
     crops = NUM_TEN_CROPS if ten_crop else 1
-    images = _checked_images(source, False,
-                             lambda image: _eval_crops(image, image_size, ten_crop),
+    # The crops draw nothing: their keys are left unused.
+    images = _checked_images(datasets.with_random_keys(source.records(False)), True,
+                             lambda image, unused_key: _eval_crops(image, image_size, ten_crop),
                              [crops, image_size, image_size, 3])
     images = images.batch(batch_size).map(lambda batch, labels: (normalize(batch), labels))
     return images.prefetch(tf.data.experimental.AUTOTUNE)

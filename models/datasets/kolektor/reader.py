@@ -176,7 +176,7 @@ def evaluation_input(data_dir, height, width, subset='test', split='common', dil
 
 
 def alternating_order(labels, num_towers, batch_size, seed=0):
-    """Yields image indices forever, one global batch after another.
+    """Image indices forever, one global batch after another: a dataset of int64 scalars.
 
     Each tower's stream alternates positive and negative images, as the paper trains with one
     image per step; neighbouring towers are out of phase, so with an even number of towers
@@ -188,10 +188,7 @@ def alternating_order(labels, num_towers, batch_size, seed=0):
       labels: [n] image labels.
       num_towers, batch_size: the global batch is num_towers * batch_size indices, tower by
         tower.
-      seed: for the shuffles.
-
-    Yields:
-      int indices into `labels`.
+      seed: of the shuffles; None derives it from the graph's seed.
 
     Raises:
       TowersError: the images are all positive or all negative.
@@ -202,47 +199,47 @@ def alternating_order(labels, num_towers, batch_size, seed=0):
         raise TowersError('the training images must include both defective and defect-free '
                           'images to alternate them; got %d defective of %d'
                           % (len(pools[0]), len(labels)))
-    rng = np.random.RandomState(seed)
-    queues = [[], []]
-    step = 0
-    while True:
-        for tower in range(num_towers):
-            for position in range(batch_size):
-                kind = (step * batch_size + position + tower) % 2
-                if not queues[kind]:
-                    queues[kind] = list(rng.permutation(pools[kind]))
-                yield int(queues[kind].pop())
-        step += 1
+    # One seed of each pool's shuffle, so that the two do not draw alike.
+    seeds = ([None, None] if seed is None
+             else [int(s) for s in np.random.RandomState(seed).randint(2 ** 31, size=2)])
+    pools = [tf.data.Dataset.from_tensor_slices(pool).shuffle(
+        len(pool), seed=pool_seed, reshuffle_each_iteration=True).repeat()
+        for pool, pool_seed in zip(pools, seeds)]
+    global_batch = num_towers * batch_size
+
+    def kind(index):  # the pool of the index-th image: 0 positive, 1 negative
+        step, tower, position = (index // global_batch, index % global_batch // batch_size,
+                                 index % batch_size)
+        return (step * batch_size + position + tower) % 2
+
+    kinds = tf.data.Dataset.counter().map(kind)
+    return tf.data.Dataset.choose_from_datasets(pools, kinds)
 
 
 def training_input(data, num_towers, batch_size, seed=0):
-    """The global batches of `alternating_order` as tensors.
+    """The global batches of `alternating_order` as tensors; a checkpoint can hold their
+    position (`towers.datasets.training_batches`).
 
     Args:
       data: a `KolektorSplit`.
       num_towers, batch_size: global batch = num_towers * batch_size, tower i's shard
         contiguous.
-      seed: for the order.
+      seed: for the order; None derives it from the graph's seed.
 
     Returns:
       images: [B, H, W, 1] float32 in [0, 1].
       pixel_labels: [B, h, w, 1] float32 in {0, 1}, at the split's pixel-label resolution.
       labels: [B] int32.
     """
-    height, width = data.images.shape[1:]
+    def examples(indices):
+        images, pixel_labels, labels = datasets.gather_rows(
+            [data.images, data.pixel_labels, data.labels], indices)
+        return (tf.cast(images[..., None], tf.float32) / 255.0,
+                tf.cast(pixel_labels[..., None], tf.float32), labels)
 
-    def examples():
-        for index in alternating_order(data.labels, num_towers, batch_size, seed):
-            yield (data.images[index, :, :, None].astype(np.float32) / 255.0,
-                   data.pixel_labels[index, :, :, None].astype(np.float32),
-                   data.labels[index])
-
-    dataset = tf.data.Dataset.from_generator(examples, output_signature=(
-        tf.TensorSpec([height, width, 1], tf.float32),
-        tf.TensorSpec(data.pixel_labels.shape[1:] + (1,), tf.float32),
-        tf.TensorSpec([], tf.int32)))
-    dataset = dataset.batch(num_towers * batch_size, drop_remainder=True).prefetch(2)
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    dataset = alternating_order(data.labels, num_towers, batch_size, seed)
+    dataset = dataset.batch(num_towers * batch_size, drop_remainder=True).map(examples)
+    return datasets.training_batches(dataset.prefetch(2))
 
 
 def validation_input(data, batch_size):

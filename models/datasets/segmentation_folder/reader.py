@@ -153,33 +153,31 @@ def evaluation_input(data_dir, image_size, test_fraction=TEST_FRACTION):
 
 def training_input(data, global_batch, seed=0):
     """The training pairs in a new random order every pass, each flipped at random left-right
-    and up-down (image and mask alike), as tensors.
+    and up-down (image and mask alike), as tensors; a checkpoint can hold their position
+    (`towers.datasets.training_batches`).
 
     Args:
       data: a `SegmentationSet`.
       global_batch: pairs per step (all towers).
-      seed: for the order and the flips.
+      seed: for the order and the flips; None derives it from the graph's seed.
 
     Returns:
       images: [global_batch, S, S, 3] float32 in [0, 1].
       masks: [global_batch, S, S, 1] float32 in {0, 1}.
     """
-    size = data.images.shape[1]
+    def flipped(key, indices):
+        images, masks = datasets.gather_rows([data.images, data.masks], indices)
+        images, masks = tf.cast(images, tf.float32) / 255.0, tf.cast(masks[..., None], tf.float32)
+        flips = tf.random.stateless_uniform([global_batch, 2, 1, 1, 1], key) < 0.5
+        for axis in (0, 1):
+            images, masks = (tf.where_v2(flips[:, axis], tf.reverse(pair, [axis + 1]), pair)
+                             for pair in (images, masks))
+        return images, masks
 
-    def examples():
-        rng = np.random.RandomState(seed)
-        while True:
-            for index in rng.permutation(len(data.names)):
-                image, mask = data.images[index], data.masks[index, :, :, None]
-                for axis in (0, 1):
-                    if rng.uniform() < 0.5:
-                        image, mask = np.flip(image, axis), np.flip(mask, axis)
-                yield image.astype(np.float32) / 255.0, mask.astype(np.float32)
-
-    dataset = tf.data.Dataset.from_generator(examples, output_signature=(
-        tf.TensorSpec([size, size, 3], tf.float32), tf.TensorSpec([size, size, 1], tf.float32)))
-    dataset = dataset.batch(global_batch, drop_remainder=True).prefetch(2)
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    order = tf.data.Dataset.range(len(data.names)).shuffle(
+        len(data.names), seed=seed, reshuffle_each_iteration=True).repeat()
+    dataset = datasets.with_random_keys(order.batch(global_batch, drop_remainder=True), seed)
+    return datasets.training_batches(dataset.map(flipped).prefetch(2))
 
 
 def validation_input(data, batch_size):
