@@ -67,7 +67,6 @@ def parse_args(argv):
                              '3-fold split by item.')
     parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
                         help='Odd side of the square that dilates the masks (1: none).')
-    parser.add_argument('--seed', type=int, default=0, help='Order of the training images.')
     return parser.parse_args(argv)
 
 
@@ -93,7 +92,7 @@ def main(argv):
             result = towers.fit(
                 recipe.SegDecRecipe(net, args.learn_rate),
                 lambda: kolektor_input.training_input(data, args.num_gpus, args.batch_size,
-                                                       args.seed),
+                                                       flags.input_seed(args)),
                 setup, role, args.train_dir, end_step, global_batch, objective=objective,
                 validation_input=lambda: kolektor_input.validation_input(
                     kolektor_input.evaluation_input(data_dir, height, width, 'test', args.split,

@@ -45,7 +45,6 @@ def parse_args(argv):
                         help='Length in steps, instead of --epochs.')
     parser.add_argument('--learning_rate', type=flags.positive_float,
                         default=recipe.LEARNING_RATE, help='Adam\'s, for every model.')
-    parser.add_argument('--seed', type=int, default=0, help='Order and flips of the images.')
     parser.add_argument('--log_every_n_steps', type=flags.positive_int, default=10)
     parser.add_argument('--save_summaries_steps', type=flags.positive_int, default=10)
     return parser.parse_args(argv)
@@ -66,7 +65,7 @@ def main(argv):
     with preemption.stop_signals() as stop:
         side_by_side.fit(
             recipe.side_by_side(args.models, args.learning_rate),
-            lambda: inputs.training_input(data, global_batch, args.seed), setup,
+            lambda: inputs.training_input(data, global_batch, flags.input_seed(args)), setup,
             args.train_dir, max_steps, global_batch, log_every_n_steps=args.log_every_n_steps,
             save_summaries_steps=args.save_summaries_steps,
             validation_input=lambda: inputs.validation_input(

@@ -21,13 +21,13 @@ import traceback
 from towers import cli
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
-from towers.legacy import check, devices, shim
+from towers.legacy import check, determinism, devices, shim
 from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import LegacyError, located
 from towers.legacy import export
 
 PROGRAM = 'towers-legacy'
-_OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices')
+_OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed')
 
 
 def parse_command(argv):
@@ -60,6 +60,7 @@ def parse_command(argv):
                              'runner provides it; exit status 1 if any is not.')
     parser.add_argument('--provided', action='store_true',
                         help='Print the table of the tf.contrib pieces the runner provides.')
+    determinism.add_flags(parser)
     options = parser.parse_args(options_argv)
     if options.provided:
         return options, None, []
@@ -125,4 +126,5 @@ def main(argv=None):
         device_map = devices.DeviceMap(options.legacy_devices, usage)
         device_map.install()
         print('%s: %s' % (PROGRAM, device_map.description), file=sys.stderr, flush=True)
+    determinism.install(options, usage)
     sys.exit(run_script(script, script_argv, usage))
