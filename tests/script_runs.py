@@ -12,6 +12,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The training loop's line every --log_every_n_steps steps, as the tutorial printed it.
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d '
                       r'\(\d+\.\d examples/sec; \d+\.\d\d\d sec/batch\)$', re.MULTILINE)
+# The flags of a bit-reproducible run.
+DETERMINISTIC = ('--deterministic', '--seed', '1')
 
 
 def run_script(name, *args):

@@ -4,8 +4,9 @@ import re
 
 import pytest
 
+from checkpoint_bytes import differing
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
 from towers.compat import tf
 
 
@@ -29,7 +30,16 @@ def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('cifar10_train'))
     # The original's absl spellings of its booleans.
     return train_dir, train(data_dir, train_dir, 20, '--log_device_placement=False',
-                            '--nouse_fp16', '--eval_every_steps', '20')
+                            '--nouse_fp16', '--eval_every_steps', '20', *DETERMINISTIC)
+
+
+@pytest.fixture(scope='module')
+def resumed(data_dir, tmp_path_factory):
+    """The trained run's command stopped at step 10 (--max_steps reached), then run to 20."""
+    train_dir = str(tmp_path_factory.mktemp('cifar10_resumed'))
+    results = [train(data_dir, train_dir, steps, *DETERMINISTIC) for steps in (10, 20)]
+    assert all(result.returncode == 0 for result in results), results[-1].stderr
+    return train_dir
 
 
 def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(trained):
@@ -51,6 +61,20 @@ def test_training_resumes_from_the_newest_checkpoint(data_dir, trained):
     assert result.returncode == 0, result.stderr
     assert 'resuming from step 20' in result.stderr
     assert LOG_LINE.findall(result.stdout) == ['20']
+
+
+def test_ten_steps_then_resumed_to_twenty_train_the_bytes_of_twenty_in_one_run(trained,
+                                                                             resumed):
+    train_dir, _ = trained
+    assert differing(os.path.join(resumed, 'model.ckpt-20'),
+                     os.path.join(train_dir, 'model.ckpt-20')) == []
+
+
+def test_another_seed_trains_other_values(data_dir, resumed, tmp_path):
+    result = train(data_dir, str(tmp_path), 10, '--deterministic', '--seed', '2')
+    assert result.returncode == 0, result.stderr
+    assert 'conv1/weights' in differing(os.path.join(resumed, 'model.ckpt-10'),
+                                        str(tmp_path / 'model.ckpt-10'))
 
 
 def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, trained, tmp_path):

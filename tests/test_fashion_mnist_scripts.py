@@ -6,8 +6,9 @@ import re
 import numpy as np
 import pytest
 
+from checkpoint_bytes import differing
 from models.datasets.fashion_mnist import reader
-from script_runs import LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
 
 
 def train(data_dir, train_dir, *flags):
@@ -27,7 +28,8 @@ def trained(tmp_path_factory):
     data_dir = str(tmp_path_factory.mktemp('fashion_mnist_data'))
     train_dir = str(tmp_path_factory.mktemp('fashion_mnist_train'))
     return data_dir, train_dir, train(data_dir, train_dir, '--max_steps', '11',
-                                      '--log_device_placement=false', '--eval_every_steps', '10')
+                                      '--log_device_placement=false', '--eval_every_steps', '10',
+                                      *DETERMINISTIC)
 
 
 def test_training_without_data_generates_a_set_and_says_so(trained):
@@ -48,6 +50,16 @@ def test_training_logs_the_tutorials_line_and_writes_a_checkpoint_and_its_timing
         timing = json.load(f)
     assert len(timing['step_secs']) == 11 and timing['examples_per_step'] == 8
     assert re.search(r'11 steps in .*; mean \d+\.\d{3} s/step', result.stderr)
+
+
+def test_five_steps_then_resumed_to_eleven_train_the_bytes_of_eleven_in_one_run(trained,
+                                                                              tmp_path):
+    data_dir, train_dir, _ = trained
+    for steps in ('5', '11'):
+        result = train(data_dir, str(tmp_path), '--max_steps', steps, *DETERMINISTIC)
+        assert result.returncode == 0, result.stderr
+    assert differing(str(tmp_path / 'model.ckpt-11'),
+                     os.path.join(train_dir, 'model.ckpt-11')) == []
 
 
 def test_evaluation_writes_accuracy_and_a_confusion_matrix(trained, tmp_path):

@@ -6,10 +6,13 @@ import re
 
 import pytest
 
+from checkpoint_bytes import differing
 from models.datasets.image_folder import synthetic
-from script_runs import copy_with_damaged_newest, run_script, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_script, skipped_line
 
 LABELS = ['NORMAL', 'CNV', 'DME', 'DRUSEN']
+# The flags of the module's training run, deterministic.
+TRAINED = ('--labels', ','.join(LABELS), '--eval_every_steps', '2') + DETERMINISTIC
 
 
 def train(data_dir, train_dir, *flags):
@@ -28,8 +31,7 @@ def data_dir(tmp_path_factory):
 @pytest.fixture(scope='module')
 def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('image_folder_train'))
-    return train_dir, train(data_dir, train_dir, '--labels', ','.join(LABELS),
-                            '--eval_every_steps', '2')
+    return train_dir, train(data_dir, train_dir, *TRAINED)
 
 
 def test_training_on_two_towers_from_random_vgg16_writes_a_checkpoint_and_its_classes(trained):
@@ -42,6 +44,14 @@ def test_training_on_two_towers_from_random_vgg16_writes_a_checkpoint_and_its_cl
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-2.index'))
     with open(os.path.join(train_dir, 'model.json')) as f:
         assert json.load(f) == {'classes': LABELS, 'image_size': 32}
+
+
+def test_the_same_command_twice_trains_to_the_same_bytes(data_dir, trained, tmp_path):
+    train_dir, _ = trained
+    result = train(data_dir, str(tmp_path), *TRAINED)
+    assert result.returncode == 0, result.stderr
+    assert differing(str(tmp_path / 'model.ckpt-2'),
+                     os.path.join(train_dir, 'model.ckpt-2')) == []
 
 
 def test_evaluation_writes_accuracy_overall_and_per_class_and_a_confusion_matrix(

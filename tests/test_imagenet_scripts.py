@@ -8,8 +8,9 @@ import re
 import numpy as np
 import pytest
 
+from checkpoint_bytes import differing
 from models.datasets.imagenet import reader, synthetic
-from script_runs import copy_with_damaged_newest, run_script, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_script, skipped_line
 from towers.compat import tf
 
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
@@ -27,12 +28,17 @@ def data_dir(tmp_path_factory):
     return str(path)
 
 
+def train_first_steps(data_dir, train_dir):
+    """3 steps on 2 towers, validated after the last, deterministic with seed 1."""
+    return run_script('train_imagenet.py', '--num_gpus', '2', '--batch_size', '2', *TRAIN_FLAGS,
+                      '--max_steps', '3', '--data_dir', data_dir, '--train_dir', train_dir,
+                      '--nonesterov', '--eval_every_steps', '3', *DETERMINISTIC)
+
+
 @pytest.fixture(scope='module')
 def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('imagenet_train'))
-    first = run_script('train_imagenet.py', '--num_gpus', '2', '--batch_size', '2', *TRAIN_FLAGS,
-                       '--max_steps', '3', '--data_dir', data_dir, '--train_dir', train_dir,
-                       '--nonesterov', '--eval_every_steps', '3')
+    first = train_first_steps(data_dir, train_dir)
     # The same global batch on one tower: the same schedule.
     resumed = run_script('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
                          *TRAIN_FLAGS, '--max_steps', '4', '--data_dir', data_dir,
@@ -64,6 +70,14 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_saves_tf_slim_names(
     stored = dict(tf.train.list_variables(os.path.join(train_dir, 'model.ckpt-3')))
     assert stored['resnet_v1_50/conv1/weights'] == [7, 7, 3, 64]
     assert stored['resnet_v1_50/logits/biases'] == [1000]
+
+
+def test_the_same_command_twice_trains_to_the_same_bytes(data_dir, trained, tmp_path):
+    train_dir, _, _ = trained
+    result = train_first_steps(data_dir, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert differing(str(tmp_path / 'model.ckpt-3'),
+                     os.path.join(train_dir, 'model.ckpt-3')) == []
 
 
 def test_the_schedule_resumes_exactly_from_the_checkpoint(trained):

@@ -6,9 +6,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+from checkpoint_bytes import differing
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.segdec import regression as segdec_regression
-from script_runs import copy_with_damaged_newest, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, skipped_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, 'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
@@ -64,28 +67,43 @@ def test_regression_script_exits_non_zero_when_a_figure_is_off(tmp_path):
     assert 'decision: tower 0 class batch-0 loss' in result.stdout
 
 
-def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figures(tmp_path):
-    data_dir = str(tmp_path / 'kolektor')
+SIZE = ['--image_height', '128', '--image_width', '64']
+
+
+def train(data_dir, train_dir, *flags):
+    """train_segdec.py on 2 towers at 128x64, deterministic with seed 1."""
+    return _script('train_segdec.py', '--num_gpus', '2', '--data_dir', data_dir, '--train_dir',
+                   train_dir, *SIZE, *DETERMINISTIC, *flags)
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    """(data_dir, train_dir, result): both stages, 3 segment steps and 2 decision steps."""
+    data_dir = str(tmp_path_factory.mktemp('kolektor'))
     kolektor_synthetic.write_dataset(data_dir, num_items=5, parts_per_item=4, height=320,
                                      width=128, defect_fraction=0.3)
-    train_dir, out_dir = str(tmp_path / 'train'), str(tmp_path / 'eval')
-    size = ['--image_height', '128', '--image_width', '64']
-    trained = _script('train_segdec.py', '--num_gpus', '2', '--data_dir', data_dir,
-                      '--train_dir', train_dir, '--max_steps', '3', '--decision_steps', '2',
-                      '--log_device_placement=false', '--nolog_device_placement',
-                      '--eval_every_steps', '5', *size)
-    assert trained.returncode == 0, trained.stdout + trained.stderr
-    assert 'stage segment: until global step 3' in trained.stderr
-    assert 'stage decision: until global step 5' in trained.stderr
+    train_dir = str(tmp_path_factory.mktemp('segdec_train'))
+    return data_dir, train_dir, train(data_dir, train_dir, '--max_steps', '3',
+                                      '--decision_steps', '2', '--log_device_placement=false',
+                                      '--nolog_device_placement', '--eval_every_steps', '5')
+
+
+def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figures(trained,
+                                                                                   tmp_path):
+    data_dir, train_dir, result = trained
+    out_dir = str(tmp_path / 'eval')
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'stage segment: until global step 3' in result.stderr
+    assert 'stage decision: until global step 5' in result.stderr
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-5.index'))
     # Validation after each stage's last step (3, 5).
     assert re.findall(r'step (\d+), validation average_precision = [01]\.\d{4} '
-                      r'\(8 examples', trained.stdout) == ['3', '5']
+                      r'\(8 examples', result.stdout) == ['3', '5']
 
     # The flags in a file, as absl's --flagfile gave them.
     flagfile = tmp_path / 'eval.flags'
     flagfile.write_text('# evaluation at the training size\n' + '\n'.join(
-        '%s=%s' % pair for pair in zip(size[::2], size[1::2])) + '\n')
+        '%s=%s' % pair for pair in zip(SIZE[::2], SIZE[1::2])) + '\n')
     evaluated = _script('eval_segdec.py', '--train_dir', train_dir, '--data_dir', data_dir,
                         '--out_dir', out_dir, '--flagfile=%s' % flagfile)
     assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
@@ -101,11 +119,24 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
 
     good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
     skipping = _script('eval_segdec.py', '--train_dir', str(tmp_path / 'damaged'), '--data_dir',
-                       data_dir, '--out_dir', str(tmp_path / 'eval_damaged'), *size)
+                       data_dir, '--out_dir', str(tmp_path / 'eval_damaged'), *SIZE)
     assert skipping.returncode == 0, skipping.stdout + skipping.stderr
     assert skipped_line(damaged).search(skipping.stderr), skipping.stderr
     with open(str(tmp_path / 'eval_damaged' / 'results.json')) as f:
         assert json.load(f)['checkpoint'] == good
+
+
+def test_a_run_stopped_in_the_segment_stage_and_resumed_through_both_trains_the_same_bytes(
+        trained, tmp_path):
+    data_dir, train_dir, _ = trained
+    stopped = train(data_dir, str(tmp_path), '--train_mode', 'segment', '--max_steps', '2')
+    assert stopped.returncode == 0, stopped.stderr
+    # Segment steps 2 and 3, across the stage boundary, then 2 decision steps, as in one run.
+    resumed = train(data_dir, str(tmp_path), '--max_steps', '3', '--decision_steps', '2')
+    assert resumed.returncode == 0, resumed.stderr
+    assert 'resuming from step 2' in resumed.stderr
+    assert differing(str(tmp_path / 'model.ckpt-5'),
+                     os.path.join(train_dir, 'model.ckpt-5')) == []
 
 
 def test_evaluation_without_a_checkpoint_says_how_to_get_one(tmp_path):

@@ -5,10 +5,12 @@ import re
 import subprocess
 import sys
 
+import pytest
 from PIL import Image
 
+from checkpoint_bytes import differing
 from models.datasets.segmentation_folder import synthetic
-from script_runs import copy_with_damaged_newest, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, skipped_line
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -21,18 +23,30 @@ def _script(name, *args):
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_panels(
-        tmp_path):
-    data_dir = str(tmp_path / 'data')
+def train(data_dir, train_dir):
+    """Two models side by side on 2 towers, 2 steps, each validated, deterministic with seed
+    1."""
+    return _script('train_side_by_side.py', '--models', ','.join(MODELS), '--num_gpus', '2',
+                   '--batch_size', '1', '--image_size', '64', '--max_steps', '2', '--data_dir',
+                   data_dir, '--train_dir', train_dir, '--log_every_n_steps=1',
+                   '--save_summaries_steps', '1', '--eval_every_steps', '1', *DETERMINISTIC)
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    """(data_dir, train_dir, result) of `train` on a generated set of 4 + 3 images."""
+    data_dir = str(tmp_path_factory.mktemp('side_by_side_data'))
     synthetic.write_dataset(data_dir, num_train=4, num_test=3, size=64)
-    train_dir, out_dir = str(tmp_path / 'train'), str(tmp_path / 'eval')
-    trained = _script('train_side_by_side.py', '--models', ','.join(MODELS), '--num_gpus',
-                      '2', '--batch_size', '1', '--image_size', '64', '--max_steps', '2',
-                      '--data_dir', data_dir, '--train_dir', train_dir,
-                      '--log_every_n_steps=1', '--save_summaries_steps', '1',
-                      '--eval_every_steps', '1')
-    assert trained.returncode == 0, trained.stdout + trained.stderr
-    progress = trained.stdout.strip().split('\n')
+    train_dir = str(tmp_path_factory.mktemp('side_by_side_train'))
+    return data_dir, train_dir, train(data_dir, train_dir)
+
+
+def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_panels(
+        trained, tmp_path):
+    data_dir, train_dir, result = trained
+    out_dir = str(tmp_path / 'eval')
+    assert result.returncode == 0, result.stdout + result.stderr
+    progress = result.stdout.strip().split('\n')
     assert len(progress) == 4 and re.search(
         r'step 1, loss linknet = \d\.\d{4}, fpn = \d\.\d{4} \(', progress[2])
     assert re.search(r'step 2, validation iou linknet = \d\.\d{4}, fpn = \d\.\d{4} '
@@ -71,6 +85,14 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     assert skipping.returncode == 0, skipping.stdout + skipping.stderr
     assert skipped_line(damaged).search(skipping.stderr), skipping.stderr
     assert skipping.stdout.startswith('%s on 3 test images' % os.path.basename(good))
+
+
+def test_the_same_command_twice_trains_to_the_same_bytes(trained, tmp_path):
+    data_dir, train_dir, _ = trained
+    result = train(data_dir, str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert differing(str(tmp_path / 'model.ckpt-2'),
+                     os.path.join(train_dir, 'model.ckpt-2')) == []
 
 
 def test_a_mask_of_another_size_stops_training_with_one_error_line(tmp_path):

@@ -136,10 +136,11 @@ def unsupported(mode, recipe=None, in_cluster=False, deterministic=False):
       One sentence naming what is not supported and what would train, or None.
     """
     if deterministic and in_cluster:
-        return ('--deterministic trains in one process: asynchronous workers '
-                '(--nosync_replicas) apply their updates in the order they arrive, and a '
-                'synchronous cluster\'s checkpoints hold no worker\'s input position, so a '
-                'resumed cluster reads other batches; train without --deterministic, or alone')
+        return ('--deterministic trains in one process: in a cluster the parameter servers '
+                'take the workers\' gradients in the order they arrive (asynchronous workers '
+                'apply them so; synchronous ones sum them so, which rounds differently with 3 '
+                'workers or more), and no checkpoint holds a worker\'s input position; train '
+                'alone, or without --deterministic')
     replication = get(mode.variable_update)
     if in_cluster and not replication.in_cluster:
         return ('--variable_update %s trains in one process; a cluster keeps the variables on '
