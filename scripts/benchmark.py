@@ -3,8 +3,9 @@
     python scripts/benchmark.py --quick --json out/benchmark.json
     python scripts/benchmark.py --model segdec --num_gpus 8 --chart out/segdec_8.png
 
-With `--batch_size` per tower and 1, 2, 4 ... `--num_gpus` devices: rows (a)-(e) and the
-training modes (f)-(l) of `towers.benchmarks.suite`, each device count's timed in turns. Each
+With `--batch_size` per tower and 1, 2, 4 ... `--num_gpus` devices: rows (a)-(e), the
+training modes (f)-(l) and (m), the towers with op determinism, of `towers.benchmarks.suite`,
+each device count's timed in turns. Each
 ratio is the median of the rounds' ratios with its interquartile range; then the targets and
 the fastest mode. The input is the model's data set in `--data_dir`, or a generated one in its
 format (nothing is downloaded).
@@ -46,8 +47,8 @@ def _parse_args(argv):
                         help='Rounds, whose ratios\' median and quartiles are quoted '
                              '(overrides --quick).')
     parser.add_boolean('modes', True,
-                       'Also measure the training modes (replicated, XLA, mixed precision) at '
-                       'the most devices.')
+                       'Also measure the training modes (replicated, XLA, mixed precision) and '
+                       'the towers with op determinism (--deterministic) at the most devices.')
     parser.add_argument('--matmul_size', type=flags.positive_int, default=4096,
                         help='Side of the square float32 matrices of the matmul rate.')
     parser.add_argument('--json', help='Write the results to this JSON file.')
@@ -72,7 +73,7 @@ def main(argv):
         ps_device=args.ps_device, intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads)
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
-                        args.matmul_size, suite.MODES if args.modes else ())
+                        args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
 
     print()

@@ -15,6 +15,7 @@ from models.datasets.fashion_mnist import synthetic as fashion_mnist_synthetic
 from models.datasets.image_folder import synthetic as image_folder_synthetic
 from models.datasets.imagenet import synthetic as imagenet_synthetic
 from models.datasets.kolektor import synthetic as kolektor_synthetic
+from towers import compat
 from towers.benchmarks import measure as benchmark
 from towers.benchmarks import report, suite
 from towers.compat import tf
@@ -34,7 +35,8 @@ def test_json_holds_each_method_per_device_count_and_the_single_figures(tmp_path
     chart = tmp_path / 'out' / 'chart.png'
     results = suite.run(registry.get('cifar10'), batch_size=2, num_gpus=2,
                         data_dir=str(tmp_path), plan=benchmark.Plan(0, 1, 1),
-                        configure=towers.configure_devices, matmul_size=16, modes=())
+                        configure=towers.configure_devices, matmul_size=16, modes=(),
+                        deterministic=False)
     report.save_results(str(results_file), results.rows, results.matmul_rate,
                         results.train_flops_per_example)
     report.save_chart(results.rows, str(chart), 'tiny')
@@ -321,10 +323,10 @@ def small_net_entry(tower_fn=functools.partial(small_net.tower_fn, weight_decay=
         flop_skip_scopes=())
 
 
-def run_modes(entry, modes):
+def run_modes(entry, modes, deterministic=False):
     return suite.run(entry, batch_size=2, num_gpus=2, data_dir=None,
                      plan=benchmark.Plan(0, 1, 2), configure=towers.configure_devices,
-                     matmul_size=16, modes=modes)
+                     matmul_size=16, modes=modes, deterministic=deterministic)
 
 
 def modes_named(*keys):
@@ -339,6 +341,17 @@ def test_modes_are_timed_in_turns_with_the_towers_of_the_most_devices():
                                          results.train_flops_per_example))
     assert ratios['replicated / towers 2'].low is not None
     assert 'towers_mixed / towers 2' in ratios
+
+
+def test_the_towers_with_op_determinism_are_timed_in_turns_with_the_towers_and_only_they():
+    results = run_modes(small_net_entry(), (), deterministic=True)
+    rows = {row.key: row for row in results.rows if row.devices == 2}
+    assert rows[suite.DETERMINISTIC].label == '(f) towers, op determinism'
+    assert rows[suite.DETERMINISTIC].group == rows['towers'].group is not None
+    ratios = dict(report.headline_ratios(results.rows, results.matmul_rate,
+                                         results.train_flops_per_example))
+    assert ratios['towers_deterministic / towers 2'].low is not None
+    assert not compat.op_determinism_enabled()
 
 
 def test_a_mode_the_model_cannot_train_in_is_reported_as_not_measured():

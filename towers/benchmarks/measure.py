@@ -26,6 +26,7 @@ import numpy as np
 
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.training.determinism import op_determinism
 from towers.training.hooks import StepTimerHook
 
 Plan = collections.namedtuple('Plan', ['warmup_steps', 'steps_per_repeat', 'repeats'])
@@ -62,16 +63,23 @@ class TimedSession:
     The session, a `tf.train.SingularMonitoredSession` of the graph of `fetches`, initialises
     the global and local variables and writes no checkpoints and no summaries. Close it (or use
     it as a context manager) when done.
+
+    With `deterministic`, op determinism is on while its steps run, and only then: it is
+    process-wide, and TensorFlow reads it as it makes the kernels (at the first step) and as
+    some of them run, so sessions timed in turns in one thread each run as configured.
     """
 
-    def __init__(self, fetches, examples_per_step, config):
+    def __init__(self, fetches, examples_per_step, config, deterministic=False):
         """Args:
           fetches: what one step runs, e.g. a train op.
           examples_per_step: examples one run processes (or FLOPs, for `matmul_step`).
           config: the session `tf.ConfigProto`.
+          deterministic: whether its steps run with op determinism (build its graph with
+            op determinism on, and a graph seed, too).
         """
         self._fetches = fetches
         self._examples_per_step = examples_per_step
+        self._deterministic = deterministic
         self._timer = StepTimerHook(examples_per_step)
         with tf.nest.flatten(fetches)[0].graph.as_default():
             self._session = tf.train.SingularMonitoredSession(hooks=[self._timer],
@@ -79,8 +87,9 @@ class TimedSession:
 
     def warm_up(self, steps):
         """Runs `steps` untimed steps."""
-        for _ in range(steps):
-            self._session.run(self._fetches)
+        with op_determinism(self._deterministic):
+            for _ in range(steps):
+                self._session.run(self._fetches)
 
     def run(self, steps):
         """Runs `steps` steps; returns their examples/sec (examples over their wall time)."""

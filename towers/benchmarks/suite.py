@@ -19,12 +19,14 @@ and, at the most devices,
   (e) `end_to_end`: the towers' step on that input, beside `in_memory_step`, the same step on
       data already in memory (that is (b));
   (f)... the towers in the other training modes of `MODES` (`towers.Mode`: replicated,
-      XLA, mixed precision, and their combinations), for which are fastest.
+      XLA, mixed precision, and their combinations), for which are fastest;
+  (m) `towers_deterministic`: (b) with op determinism, what `--deterministic` costs the step.
 
 The configurations of one device count are built once each, in their own graph with their
 session open, and timed in turns (`towers.benchmarks.measure.measure_in_turns`), so that every ratio
 the table and the targets give between them is paired round by round; the matmul rate joins
 the most devices' turns. (d), whose input buffers would refill between turns, is timed alone.
+Op determinism is process-wide: (m) switches it on for its own blocks only (`TimedSession`).
 
 (a)-(c) and the modes train on random data held in host memory, so that they time the step
 alone; every step is the model's recipe (its optimizer, learning rate and once-per-step ops,
@@ -41,6 +43,7 @@ from towers import replication
 from towers.benchmarks import measure as benchmark
 from towers.benchmarks.report import MATMUL, Row
 from towers.compat import tf
+from towers.training import determinism
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,8 @@ def _measured_modes():
 
 
 MODES = _measured_modes()
+# The row of (b) with op determinism (`--deterministic`), after the modes.
+DETERMINISTIC = 'towers_deterministic'
 
 Results = collections.namedtuple(
     'Results', ['rows', 'matmul_rate', 'train_flops_per_example', 'forward_flops_per_example',
@@ -143,8 +148,8 @@ def train_flops_per_example(entry, batch_size):
 
 
 Configuration = collections.namedtuple(
-    'Configuration', ['key', 'label', 'devices', 'num_towers', 'input_fn', 'step_fn', 'mode'],
-    defaults=[None])
+    'Configuration', ['key', 'label', 'devices', 'num_towers', 'input_fn', 'step_fn', 'mode',
+                      'deterministic'], defaults=[None, False])
 Configuration.__doc__ = """One way of training the model, as a row of the benchmark.
 
 Attributes:
@@ -156,6 +161,7 @@ Attributes:
     None to time the input alone.
   mode: the `towers.Mode` of `step_fn`, when it is not (b)'s: a model that the mode cannot
     train (`towers.replication.unsupported`) is reported as skipped.
+  deterministic: whether it is built and run with op determinism, its graph seeded.
 """
 
 
@@ -190,12 +196,17 @@ class _Runner:
         """A `TimedSession` of the configuration's step, built in a new graph."""
         global_batch = self._batch_size * configuration.devices
         setup = self._configure(configuration.num_towers)
-        with tf.Graph().as_default():
+        seed = determinism.graph_seed(None, configuration.deterministic)
+        with determinism.op_determinism(configuration.deterministic), \
+                tf.Graph().as_default():
+            if seed is not None:
+                tf.set_random_seed(seed)
             batch = configuration.input_fn(global_batch)
             fetches = (configuration.step_fn(self._entry, batch, setup,
                                              global_batch // configuration.num_towers)
                        if configuration.step_fn else tf.group(*batch))
-            return benchmark.TimedSession(fetches, global_batch, setup.config)
+            return benchmark.TimedSession(fetches, global_batch, setup.config,
+                                          configuration.deterministic)
 
     def _open_matmul(self, size):
         setup = self._configure(1)
@@ -248,7 +259,8 @@ class _Runner:
         return rows
 
 
-def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096, modes=MODES):
+def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096, modes=MODES,
+        deterministic=True):
     """Measures every configuration of the benchmark for one model.
 
     Args:
@@ -263,6 +275,7 @@ def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096
       matmul_size: side of the square matrices of the matmul rate.
       modes: the training modes to measure at the most devices, (key, label, `towers.Mode`)
         as in `MODES`.
+      deterministic: whether to measure (b) with op determinism too, at the most devices.
 
     Returns:
       `Results`.
@@ -284,6 +297,10 @@ def run(entry, batch_size, num_gpus, data_dir, plan, configure, matmul_size=4096
             group += [Configuration(key, label, n, n, runner.in_memory,
                                     functools.partial(towers_step, mode=mode), mode)
                       for key, label, mode in modes]
+            if deterministic:
+                group.append(Configuration(DETERMINISTIC, '(%s) towers, op determinism'
+                                           % chr(ord('f') + len(modes)), n, n,
+                                           runner.in_memory, towers_step, deterministic=True))
         rows += runner.measure(group, matmul_size=matmul_size if n == most else None)
     input_only = runner.measure([Configuration('input_only', '(d) input pipeline alone', most,
                                                most, runner.real_input, None)], in_turns=False)
