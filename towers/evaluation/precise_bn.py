@@ -31,6 +31,7 @@ from towers.compat import tf
 from towers.errors import TowersError
 from towers.evaluation import batch_norm
 from towers.evaluation.restore import feed, placeholders_like, restore_checkpoint
+from towers.training import checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -231,14 +232,19 @@ def save_checkpoint(checkpoint, statistics, directory):
     prefix = os.path.join(os.path.abspath(directory), os.path.basename(checkpoint))
     os.makedirs(directory, exist_ok=True)
     with tf.Graph().as_default():
-        values = [tf.placeholder(dtypes[name]) for name in names]
+        # A training input's position (a variant, of --deterministic) goes from the checkpoint
+        # to the copy in the graph: the reader cannot turn it into numpy.
+        values = [checkpoints.stored_tensor(checkpoint, name, dtypes[name])
+                  if dtypes[name] == tf.variant else tf.placeholder(dtypes[name])
+                  for name in names]
         save = tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names,
                                  shape_and_slices=[''] * len(names), tensors=values)
         with tf.Session() as session:
             session.run(save, {placeholder: (np.asarray(statistics[name],
                                                         dtypes[name].as_numpy_dtype)
                                              if name in statistics else reader.get_tensor(name))
-                               for placeholder, name in zip(values, names)})
+                               for placeholder, name in zip(values, names)
+                               if dtypes[name] != tf.variant})
     tf.train.update_checkpoint_state(os.path.abspath(directory), prefix)
     log.info('wrote %s: checkpoint %s with %d precise batch-norm statistics', prefix,
              checkpoint, len(statistics))

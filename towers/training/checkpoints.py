@@ -83,18 +83,24 @@ def damage(prefix):
     return None
 
 
+def stored_tensor(prefix, name, dtype):
+    """Tensor `name` of checkpoint `prefix`, read by an op of the default graph: the way to
+    read a variant (a training input's position, `towers.training.determinism`), which
+    `tf.train.NewCheckpointReader` cannot turn into numpy."""
+    return tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[name], shape_and_slices=[''],
+                                dtypes=[dtype])[0]
+
+
 def _read(reader, prefix, name, dtype):
     """Reads tensor `name` of checkpoint `prefix` whole, which verifies its checksum: through
-    `reader`, or for a variant (an input's position), which the reader cannot turn into numpy,
-    through a restore op of its own."""
+    `reader`, or a variant through `stored_tensor`."""
     if dtype != tf.variant:
         reader.get_tensor(name)
         return
     with tf.Graph().as_default():
-        restored = tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=[name],
-                                        shape_and_slices=[''], dtypes=[dtype])
+        restored = stored_tensor(prefix, name, dtype)
         with tf.Session() as session:
-            session.run(restored[0].op)
+            session.run(restored.op)
 
 
 def newest_readable(directory):
