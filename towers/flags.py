@@ -314,20 +314,15 @@ def checkpoint_options(args):
             'save_checkpoint_steps': args.save_checkpoint_steps}
 
 
-_SEEDED = ('the initial weights, the order and shuffles of the input, its augmentations')
+_SEEDED = 'the initial weights, the order and shuffles of the input, its augmentations'
 _REPEATABLE = ('the same command writes the same checkpoints, byte for byte, and a run stopped '
                'and resumed ends as one never interrupted (op determinism; the input\'s '
                'position in every checkpoint). One process only: refused in a cluster')
 
 
 def add_reproducibility_flags(parser, seeded=_SEEDED, repeatable=_REPEATABLE):
-    """Adds `--seed N` and `--deterministic`: one seed of every random choice, and
-    bit-reproducible runs (`towers.training.determinism`).
-
-    Args:
-      parser: a `FlagParser`.
-      seeded, repeatable: for the help: what the seed seeds, and what is repeatable.
-    """
+    """Adds `--seed N` and `--deterministic` (`towers.training.determinism`) to `parser`;
+    `seeded` and `repeatable` say in their help what the seed seeds and what repeats."""
     parser.add_argument('--seed', type=int, default=None,
                         help='The one seed of every random choice: %s. Default: none, each '
                              'run draws its own (0 with --deterministic).' % seeded)
@@ -335,18 +330,16 @@ def add_reproducibility_flags(parser, seeded=_SEEDED, repeatable=_REPEATABLE):
 
 
 def input_seed(args, default=0):
-    """The seed a script whose input had a fixed order before `--seed` gives its input: None
-    with `--seed` or `--deterministic` (the input then derives its seed from the graph's, which
-    `towers.fit` sets: each worker of a cluster its own), else `default`, that fixed order."""
+    """The seed of a script's input whose order was fixed before `--seed`: None with `--seed`
+    or `--deterministic` (derived from the graph's seed, each worker's own), else `default`."""
     return None if args.seed is not None or args.deterministic else default
 
 
 def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_steps=None,
                        mode=registry.Mode()):
-    """Adds every training script's common flags: devices (`add_device_flags`), performance
-    modes (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`), validation while
-    training (`--eval_every_steps`), the seed and determinism (`add_reproducibility_flags`)
-    and, with `cluster`, the cluster (`add_cluster_flags`).
+    """Adds every training script's common flags: devices (`add_device_flags`), modes
+    (`add_mode_flags`), checkpoint cadence (`add_checkpoint_flags`), `--eval_every_steps`, the
+    seed and determinism (`add_reproducibility_flags`) and the cluster (`add_cluster_flags`).
 
     Args:
       parser: a `FlagParser`.
