@@ -6,13 +6,12 @@ import runpy
 
 import numpy as np
 import pytest
-import tf_keras.legacy_tf_layers.normalization as tf_layers_normalization
 
 import bn_net
 import towers
 from towers import TowersError, evaluation
 from towers.cluster.roles import SingleProcess
-from towers.compat import keras, slim, tf
+from towers.compat import keras, slim, tf, tf_layers
 from towers.evaluation import batch_norm, precise_bn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +95,7 @@ def _keras_channels_first(images):
 FRAMEWORKS = {
     'tf-slim': (lambda images: _slim(images, None), True),
     'tf-slim, fused=False': (lambda images: _slim(images, False), False),
-    'tf.layers': (lambda images: tf_layers_normalization.batch_normalization(
+    'tf.layers': (lambda images: tf_layers.normalization.batch_normalization(
         images, training=False, name='bn'), True),
     'tf_keras': (lambda images: keras.layers.BatchNormalization(name='bn')(
         images, training=False), True),

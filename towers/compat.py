@@ -138,6 +138,9 @@ tf.disable_v2_behavior()
 _tf_logger.setLevel(_level)
 slim = _import_slim(_tf_root.__version__)
 keras = importlib.import_module('tf_keras')  # checked against TensorFlow by _import_slim
+# The `tf.layers` of TensorFlow 1 (`tf.compat.v1.layers` refuses them under Keras 3): the layers
+# users' programs and tf-slim's batch norm build on, from tf-keras.
+tf_layers = importlib.import_module('tf_keras.legacy_tf_layers')
 
 TF_VERSION = _tf_root.__version__
 # Where TensorFlow keeps op determinism's switch, both ways.
