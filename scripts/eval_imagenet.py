@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from models.datasets.imagenet import reader, synthetic
+from models.datasets.imagenet import reader, sources, synthetic
 from models.imagenet import model
 from towers import cli, evaluation, flags, reports
 from towers.compat import tf
@@ -45,11 +45,11 @@ def _parse_args(argv):
 def main(argv):
     args = _parse_args(argv)
     checkpoint = evaluation.checkpoint_from_flags(args)
-    source = synthetic.open_split(args.data_dir, reader.VALIDATION, args.list_file)
+    source = synthetic.open_split(args.data_dir, sources.VALIDATION, args.list_file)
     net = model.ResNet(model.checkpoint_depth(checkpoint))
 
     def training_batches(batch_size):
-        train_source = synthetic.open_split(args.data_dir, reader.TRAIN, args.train_list_file)
+        train_source = synthetic.open_split(args.data_dir, sources.TRAIN, args.train_list_file)
         return evaluation.pipeline_batches(
             lambda: reader.training_input(train_source, batch_size, args.image_size))
 

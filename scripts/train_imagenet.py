@@ -16,7 +16,7 @@ K steps. With the cluster flags it is one task of a cluster (see
 import logging
 
 import towers
-from models.datasets.imagenet import reader, synthetic
+from models.datasets.imagenet import reader, sources, synthetic
 from models.imagenet import model, recipe as resnet_recipe
 from towers import cli, flags
 from towers import cluster
@@ -73,7 +73,7 @@ def main(argv):
     net = model.ResNet(args.resnet_depth, args.label_smoothing, args.weight_decay)
 
     def work(role, setup):
-        source = synthetic.open_split(args.data_dir, reader.TRAIN, args.list_file)
+        source = synthetic.open_split(args.data_dir, sources.TRAIN, args.list_file)
         recipe = resnet_recipe.ResNetRecipe(
             net, args.batch_size, source.num_examples, args.epochs, args.warmup_epochs,
             args.cosine_alpha, args.learning_rate, args.momentum, args.nesterov)
@@ -87,7 +87,7 @@ def main(argv):
                 setup, role, args.train_dir, args.max_steps or schedule.total_steps,
                 examples_per_step=global_batch,
                 validation_input=lambda: reader.validation_input(
-                    synthetic.open_split(args.data_dir, reader.VALIDATION,
+                    synthetic.open_split(args.data_dir, sources.VALIDATION,
                                          args.validation_list_file),
                     args.batch_size, args.image_size),
                 **flags.fit_options(args))

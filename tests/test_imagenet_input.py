@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 import towers
-from models.datasets.imagenet import reader, synthetic
+from models.datasets.imagenet import reader, sources, synthetic
 from towers.compat import tf
 
 SIZE = 32
@@ -48,9 +48,9 @@ def example(encoded=b'', label=1, drop=()):
     return proto.SerializeToString()
 
 
-def shard_dir(tmp_path, records, split=reader.TRAIN):
+def shard_dir(tmp_path, records, split=sources.TRAIN):
     """A data directory of one shard holding `records`; returns (directory, shard path)."""
-    path = str(tmp_path / (reader.SHARD_FORMAT % (split, 0, 1)))
+    path = str(tmp_path / (sources.SHARD_FORMAT % (split, 0, 1)))
     synthetic.write_records(path, records)
     return str(tmp_path), path
 
@@ -66,11 +66,11 @@ def read_through(source, training=False):
             run_all([crops, labels], num_batches)
 
 
-def open_generated(directory, form, split=reader.TRAIN):
+def open_generated(directory, form, split=sources.TRAIN):
     """A split of the generated set in `directory`, as 'shards' or as a 'list file'."""
     if form == 'shards':
-        return reader.Shards(directory, split)
-    return reader.ListFile(os.path.join(directory, synthetic.LIST_FILES[split]),
+        return sources.Shards(directory, split)
+    return sources.ListFile(os.path.join(directory, synthetic.LIST_FILES[split]),
                            os.path.join(directory, synthetic.IMAGE_DIRS[split]))
 
 
@@ -97,8 +97,8 @@ def test_generated_set_depends_only_on_seed_and_size(tmp_path):
 
 
 def test_shards_and_list_file_of_the_generated_set_give_the_same_images_and_labels(generated):
-    shards = open_generated(generated, 'shards', reader.VALIDATION)
-    listed = open_generated(generated, 'list file', reader.VALIDATION)
+    shards = open_generated(generated, 'shards', sources.VALIDATION)
+    listed = open_generated(generated, 'list file', sources.VALIDATION)
     assert shards.num_examples == listed.num_examples == len(synthetic.CLASSES)
     from_shards, from_list = eval_batches(shards), eval_batches(listed)
     # The shards interleave the list's images; TFRecord labels 1..8 and list labels 0..7 both
@@ -126,7 +126,7 @@ def test_training_batches_are_normalised_crops_with_class_indices(generated, for
 def test_training_views_of_one_image_are_each_drawn_anew(tmp_path):
     encoded, _ = jpeg_of_size(60, 80)
     data_dir, _ = shard_dir(tmp_path, [example(encoded, 5)])
-    images, labels = reader.training_input(reader.Shards(data_dir, reader.TRAIN), 6, SIZE)
+    images, labels = reader.training_input(sources.Shards(data_dir, sources.TRAIN), 6, SIZE)
     views, view_labels = run_all([images, labels], 1)[0]
     np.testing.assert_array_equal(view_labels, [4] * 6)
     assert len({view.tobytes() for view in views}) == 6
@@ -135,8 +135,8 @@ def test_training_views_of_one_image_are_each_drawn_anew(tmp_path):
 def test_evaluation_centre_crop_is_the_middle_of_the_image_scaled_to_the_eval_size(tmp_path):
     # An image whose shorter side already is 256 * 32 / 224 = 37 pixels is not resized.
     encoded, pixels = jpeg_of_size(reader.scaled_size(256, SIZE), 50)
-    data_dir, _ = shard_dir(tmp_path, [example(encoded, 7)], reader.VALIDATION)
-    crops, labels = eval_batches(reader.Shards(data_dir, reader.VALIDATION))
+    data_dir, _ = shard_dir(tmp_path, [example(encoded, 7)], sources.VALIDATION)
+    crops, labels = eval_batches(sources.Shards(data_dir, sources.VALIDATION))
     top, left = (37 - SIZE) // 2, (50 - SIZE) // 2
     expected = (pixels[top:top + SIZE, left:left + SIZE] - np.array(reader.MEAN_RGB)) \
         / reader.STDDEV_RGB
@@ -147,8 +147,8 @@ def test_evaluation_centre_crop_is_the_middle_of_the_image_scaled_to_the_eval_si
 
 def test_ten_crops_are_centre_and_corners_then_the_same_of_the_mirror_image(tmp_path):
     encoded, pixels = jpeg_of_size(reader.scaled_size(256, SIZE), 50)
-    data_dir, _ = shard_dir(tmp_path, [example(encoded, 7)], reader.VALIDATION)
-    crops, _ = eval_batches(reader.Shards(data_dir, reader.VALIDATION), ten_crop=True)
+    data_dir, _ = shard_dir(tmp_path, [example(encoded, 7)], sources.VALIDATION)
+    crops, _ = eval_batches(sources.Shards(data_dir, sources.VALIDATION), ten_crop=True)
     crops = crops[0] * reader.STDDEV_RGB + reader.MEAN_RGB
     assert crops.shape == (reader.NUM_TEN_CROPS, SIZE, SIZE, 3)
     height, width = pixels.shape[:2]
@@ -164,18 +164,18 @@ def test_without_shards_a_set_is_generated_once_and_announced(tmp_path, caplog, 
     caplog.set_level('INFO', logger='towers.datasets')
     monkeypatch.setattr(synthetic, 'TRAIN_PER_CLASS', 1)
     monkeypatch.setattr(synthetic, 'VALIDATION_PER_CLASS', 1)
-    first = synthetic.locate_or_generate(str(tmp_path), reader.TRAIN)
+    first = synthetic.locate_or_generate(str(tmp_path), sources.TRAIN)
     assert first == str(tmp_path / synthetic.GENERATED_DIR)
     assert 'generated a set in the ImageNet format' in caplog.text
     caplog.clear()
-    assert synthetic.locate_or_generate(str(tmp_path), reader.VALIDATION) == first
+    assert synthetic.locate_or_generate(str(tmp_path), sources.VALIDATION) == first
     assert 'generated a' not in caplog.text and 'using the GENERATED' in caplog.text
 
 
 def test_shards_in_the_data_dir_take_precedence_over_a_generated_set(tmp_path):
     os.makedirs(str(tmp_path / synthetic.GENERATED_DIR))
     shard_dir(tmp_path, [example(jpeg_of_size(40, 40)[0])])
-    assert synthetic.locate_or_generate(str(tmp_path), reader.TRAIN) == str(tmp_path)
+    assert synthetic.locate_or_generate(str(tmp_path), sources.TRAIN) == str(tmp_path)
 
 
 def test_a_shard_that_is_not_a_tfrecord_file_is_an_error_naming_it_and_its_record(tmp_path):
@@ -183,14 +183,14 @@ def test_a_shard_that_is_not_a_tfrecord_file_is_an_error_naming_it_and_its_recor
     path.write_bytes(b'relative/path.JPEG 3\n' * 10)
     with pytest.raises(towers.TowersError,
                        match=r'%s, record 0: not a TFRecord record' % path):
-        reader.Shards(str(tmp_path), reader.TRAIN)
+        sources.Shards(str(tmp_path), sources.TRAIN)
 
 
 def test_a_missing_shard_is_an_error_naming_it(tmp_path):
     for index in (0, 2):
         synthetic.write_records(str(tmp_path / ('train-%05d-of-00003' % index)), [])
     with pytest.raises(towers.TowersError, match='train shard train-00001-of-00003 is missing'):
-        reader.Shards(str(tmp_path), reader.TRAIN)
+        sources.Shards(str(tmp_path), sources.TRAIN)
 
 
 def test_a_record_without_image_encoded_is_an_error_naming_the_shard_and_record(tmp_path):
@@ -199,17 +199,17 @@ def test_a_record_without_image_encoded_is_an_error_naming_the_shard_and_record(
                                                                     drop=['image/encoded'])])
     with pytest.raises(towers.TowersError,
                        match='^%s, record 1: the record has no image/encoded$' % path):
-        read_through(reader.Shards(data_dir, reader.TRAIN), training=True)
+        read_through(sources.Shards(data_dir, sources.TRAIN), training=True)
 
 
 @pytest.mark.parametrize('label', [0, 1001])
 def test_a_label_outside_1_to_1000_is_an_error_naming_the_shard_and_record(tmp_path, label):
     encoded, _ = jpeg_of_size(40, 40)
     data_dir, path = shard_dir(tmp_path, [example(encoded, 1000), example(encoded, label)],
-                               reader.VALIDATION)
+                               sources.VALIDATION)
     with pytest.raises(towers.TowersError, match='^%s, record 1: image/class/label is %d, '
                                                  'expected 1..1000$' % (path, label)):
-        read_through(reader.Shards(data_dir, reader.VALIDATION))
+        read_through(sources.Shards(data_dir, sources.VALIDATION))
 
 
 def test_a_corrupt_jpeg_is_an_error_naming_the_shard_and_record(tmp_path):
@@ -218,13 +218,13 @@ def test_a_corrupt_jpeg_is_an_error_naming_the_shard_and_record(tmp_path):
                                           example(encoded[:len(encoded) // 3])])
     with pytest.raises(towers.TowersError, match='^%s, record 2: image/encoded is not a JPEG '
                                                  'that can be decoded$' % path):
-        read_through(reader.Shards(data_dir, reader.TRAIN), training=True)
+        read_through(sources.Shards(data_dir, sources.TRAIN), training=True)
 
 
 def test_a_shard_corrupt_after_its_first_record_is_found_when_read_and_named(tmp_path,
                                                                           monkeypatch):
     # A complete standard split is not read through when opened (its size is known).
-    monkeypatch.setitem(reader.STANDARD_SHARDS, reader.VALIDATION, (2, 6))
+    monkeypatch.setitem(sources.STANDARD_SHARDS, sources.VALIDATION, (2, 6))
     encoded, _ = jpeg_of_size(40, 40)
     for index in range(2):
         synthetic.write_records(str(tmp_path / ('validation-%05d-of-00002' % index)),
@@ -232,7 +232,7 @@ def test_a_shard_corrupt_after_its_first_record_is_found_when_read_and_named(tmp
     path = tmp_path / 'validation-00001-of-00002'
     data = path.read_bytes()
     path.write_bytes(data[:len(data) // 2] + b'\0' * (len(data) - len(data) // 2))
-    source = reader.Shards(str(tmp_path), reader.VALIDATION)
+    source = sources.Shards(str(tmp_path), sources.VALIDATION)
     assert source.num_examples == 6
     with pytest.raises(towers.TowersError, match='%s, record 1: not a TFRecord record' % path):
         read_through(source)
@@ -252,7 +252,7 @@ def test_a_list_file_naming_a_missing_image_is_an_error_naming_the_line(tmp_path
     with pytest.raises(towers.TowersError, match='^%s, line 3: the image %s does not exist$'
                                                  % (list_file, os.path.join(images,
                                                                             'n01/b.JPEG'))):
-        reader.ListFile(list_file, images)
+        sources.ListFile(list_file, images)
 
 
 @pytest.mark.parametrize('line, message', [
@@ -262,7 +262,7 @@ def test_a_list_file_naming_a_missing_image_is_an_error_naming_the_line(tmp_path
 def test_a_bad_list_line_is_an_error_naming_the_line(tmp_path, line, message):
     list_file, images = write_list(tmp_path, ['n01/a.JPEG 0', line])
     with pytest.raises(towers.TowersError) as raised:
-        reader.ListFile(list_file, images)
+        sources.ListFile(list_file, images)
     assert str(raised.value) == '%s, line 2: %s' % (list_file, message)
 
 
@@ -273,4 +273,4 @@ def test_a_corrupt_jpeg_in_a_list_is_an_error_naming_the_line_and_image(tmp_path
     with pytest.raises(towers.TowersError, match=r'^%s, line 2 \(%s\): image/encoded is not a '
                                                  r'JPEG' % (list_file, os.path.join(
                                                      images, 'n01/bad.JPEG'))):
-        read_through(reader.ListFile(list_file, images))
+        read_through(sources.ListFile(list_file, images))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from checkpoint_bytes import differing
-from models.datasets.imagenet import reader, synthetic
+from models.datasets.imagenet import sources, synthetic
 from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_script, skipped_line
 from towers.compat import tf
 
@@ -121,7 +121,7 @@ def test_a_corrupt_jpeg_stops_training_with_one_error_line_and_no_checkpoint(tmp
     image = synthetic.encode_jpeg(synthetic.make_image(0, np.random.RandomState(0)))
     records = [synthetic.make_example(encoded, 1, 'n0', 'x.JPEG', 1, 1).SerializeToString()
                for encoded in (image, image[:200], image, image)]
-    shard = str(data_dir / (reader.SHARD_FORMAT % (reader.TRAIN, 0, 1)))
+    shard = str(data_dir / (sources.SHARD_FORMAT % (sources.TRAIN, 0, 1)))
     synthetic.write_records(shard, records)
     train_dir = tmp_path / 'train'
     # Shuffled, the bad record comes within the first few of the 20 steps, not always the first.

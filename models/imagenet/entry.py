@@ -2,7 +2,7 @@
 with the reference recipe."""
 from models import registry
 from models.datasets import imagenet as data
-from models.datasets.imagenet import reader
+from models.datasets.imagenet import sources
 from models.imagenet import model
 from models.imagenet.recipe import ResNetRecipe
 from towers.benchmarks.measure import in_memory_batch
@@ -25,7 +25,7 @@ def image_size():
 
 def recipe(batch_size):
     """The reference recipe, its schedule counted in epochs of ImageNet's training split."""
-    return ResNetRecipe(model.ResNet(50), batch_size, reader.STANDARD_SHARDS[reader.TRAIN][1])
+    return ResNetRecipe(model.ResNet(50), batch_size, sources.STANDARD_SHARDS[sources.TRAIN][1])
 
 
 def synthetic_batch(global_batch):
@@ -39,8 +39,8 @@ def synthetic_batch(global_batch):
 
 def real_input(data_dir, global_batch):
     """The reference's training input from ImageNet's TFRecord shards, S x S as above."""
-    data_dir = data.locate_or_generate(data_dir or data.DEFAULT_DATA_DIR, reader.TRAIN)
-    return data.training_input(reader.Shards(data_dir, reader.TRAIN), global_batch,
+    data_dir = data.locate_or_generate(data_dir or data.DEFAULT_DATA_DIR, sources.TRAIN)
+    return data.training_input(sources.Shards(data_dir, sources.TRAIN), global_batch,
                                image_size())
 
 

@@ -25,7 +25,7 @@ import os
 import numpy as np
 from PIL import Image
 
-from models.datasets.imagenet import reader
+from models.datasets.imagenet import sources
 from towers import datasets
 from towers.compat import tf
 from towers.files import write_directory_atomically
@@ -36,9 +36,9 @@ CLASSES = ('horizontal_stripes', 'vertical_stripes', 'checkerboard', 'diamonds',
            'dots', 'grid', 'plain')
 TRAIN_PER_CLASS = 160
 VALIDATION_PER_CLASS = 40
-SHARDS = {reader.TRAIN: 4, reader.VALIDATION: 2}
-IMAGE_DIRS = {reader.TRAIN: 'ILSVRC2012_img_train', reader.VALIDATION: 'ILSVRC2012_img_val'}
-LIST_FILES = {reader.TRAIN: 'train_label.txt', reader.VALIDATION: 'validation_label.txt'}
+SHARDS = {sources.TRAIN: 4, sources.VALIDATION: 2}
+IMAGE_DIRS = {sources.TRAIN: 'ILSVRC2012_img_train', sources.VALIDATION: 'ILSVRC2012_img_val'}
+LIST_FILES = {sources.TRAIN: 'train_label.txt', sources.VALIDATION: 'validation_label.txt'}
 SEED = 0
 
 _SHORTER_SIDE = (80, 112)
@@ -162,7 +162,7 @@ def _write_split(directory, split, per_class, rng):
         synset = CLASSES[class_index]
         image = make_image(class_index, rng)
         encoded = encode_jpeg(image)
-        if split == reader.TRAIN:
+        if split == sources.TRAIN:
             relative = os.path.join(synset, '%s_%d.JPEG' % (synset, number))
         else:
             relative = 'ILSVRC2012_val_%08d.JPEG' % number
@@ -177,7 +177,7 @@ def _write_split(directory, split, per_class, rng):
         f.writelines(lines)
     shards = SHARDS[split]
     for shard in range(shards):
-        write_records(os.path.join(directory, reader.SHARD_FORMAT % (split, shard, shards)),
+        write_records(os.path.join(directory, sources.SHARD_FORMAT % (split, shard, shards)),
                       records[shard::shards])
 
 
@@ -196,17 +196,17 @@ def generate(directory, train_per_class=TRAIN_PER_CLASS,
     """
     def write(staging):
         rng = np.random.RandomState(seed)
-        _write_split(staging, reader.TRAIN, train_per_class, rng)
-        _write_split(staging, reader.VALIDATION, validation_per_class, rng)
+        _write_split(staging, sources.TRAIN, train_per_class, rng)
+        _write_split(staging, sources.VALIDATION, validation_per_class, rng)
     write_directory_atomically(directory, write)
 
 
-def locate_or_generate(data_dir=DEFAULT_DATA_DIR, split=reader.TRAIN):
+def locate_or_generate(data_dir=DEFAULT_DATA_DIR, split=sources.TRAIN):
     """The directory of TFRecord shards to read: `data_dir` when it holds shards of `split`,
     else the generated set in `data_dir/imagenet-generated`, generated there when missing.
     The choice is logged (`towers.datasets`)."""
     return datasets.locate_or_generate(data_dir, datasets.Format(
-        'ImageNet', lambda directory: directory if reader.shard_paths(directory, split) else None,
+        'ImageNet', lambda directory: directory if sources.shard_paths(directory, split) else None,
         lambda directory: generate(directory, TRAIN_PER_CLASS, VALIDATION_PER_CLASS),
         GENERATED_DIR, 'the TFRecord shards of ImageNet (train-00000-of-01024, ...)',
         '%d training and %d validation images of %d classes'
@@ -219,4 +219,4 @@ def open_split(data_dir, split, list_file=None):
     `data_dir`; else the TFRecord shards of `locate_or_generate(data_dir, split)`."""
     if not list_file:
         data_dir = locate_or_generate(data_dir, split)
-    return reader.open_source(data_dir, split, list_file)
+    return sources.open_source(data_dir, split, list_file)
