@@ -30,6 +30,7 @@ import functools
 import os
 import tempfile
 
+from models.cifar10 import live_regression as cifar10_live
 from models.cifar10 import regression as cifar10_regression
 from towers import TowersError, cli, legacy, regression
 from towers.compat import TF_VERSION, tf
@@ -95,10 +96,10 @@ def main(argv):
                        functools.partial(_check_evaluation, golden, args.checkpoint)))
     if not args.original_dir:
         return 0 if regression.check_runs(checks) else cli.EXIT_ERROR
-    originals = legacy.import_originals(args.original_dir, cifar10_regression.ORIGINAL_MODULES,
+    originals = legacy.import_originals(args.original_dir, cifar10_live.ORIGINAL_MODULES,
                                         '--original_dir')
     with tempfile.TemporaryDirectory() as workdir:
-        live = cifar10_regression.LiveRegression(originals, workdir)
+        live = cifar10_live.LiveRegression(originals, workdir)
         ok = regression.check_runs(checks + live.checks(args.tower_counts, args.steps))
     if args.write_golden:
         write_json(args.write_golden, live.golden(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import towers
-from models.cifar10 import regression as cifar10_regression
+from models.cifar10 import live_regression as cifar10_live
 from towers import legacy, regression
 from towers.compat import tf
 
@@ -132,7 +132,7 @@ def test_an_original_whose_tower_loss_reads_its_own_input_is_an_error_naming_it(
     with pytest.raises(towers.TowersError, match=r"tower_loss takes \(scope\); the live "
                                                  r"regression runs the tutorial's "
                                                  r"tower_loss\(scope, images, labels\)"):
-        cifar10_regression.LiveRegression(originals, str(tmp_path))
+        cifar10_live.LiveRegression(originals, str(tmp_path))
 
 
 def test_the_example_proves_the_tf1_program_and_its_port_equal():

@@ -16,23 +16,14 @@ Evaluation of the original's checkpoint (`measure_evaluation`, `compare_evaluati
 precision @ 1 and the true count (exact), the per-batch sums of |logits| (1e-4 relative).
 The measuring runs through `towers.regression`, which owns the sessions and devices.
 
-Live, against a user's copy of the original (`LiveRegression`): the original's own
-`tower_loss`, `average_gradients` and `inference` (`ORIGINAL_MODULES`, imported through
-`towers.legacy`) train in the tutorial's tower loop beside the project's recipe, on the same
-initial values and batches, and their figures are compared as above; each side's checkpoint is
-evaluated by both evaluations.
+Live, against a user's copy of the original: `live_regression`.
 """
-import functools
-import inspect
-import os
-
 import numpy as np
 
 from models.cifar10 import model
 from models.cifar10 import recipe
 from towers import regression
 from towers.compat import tf
-from towers.errors import TowersError
 
 IMAGE_SHAPE = (24, 24, 3)
 NUM_CLASSES = 10
@@ -131,7 +122,7 @@ def initial_values(seed=0):
     return weights
 
 
-def _measure_steps(run, fetches, decay_steps, checkpoint):
+def measure_steps(run, fetches, decay_steps, checkpoint):
     """The measuring code of one training run, for `towers.regression.measure_builder`.
 
     Args:
@@ -194,69 +185,9 @@ def measure_run(run, checkpoint=None):
     return regression.measure_training(
         recipe.Cifar10Recipe(TOWER_BATCH), batch(0, TOWER_BATCH * run['num_towers'], run['seed']),
         run['num_towers'], lambda shapes: initial_values(run['seed']),
-        _measure_steps(run, fetches,
+        measure_steps(run, fetches,
                        recipe.learning_rate_decay_steps(TOWER_BATCH, run['num_towers']),
                        checkpoint))
-
-
-# The modules of the original tutorial (tensorflow/models tutorials/image/cifar10) a live
-# regression imports, in import order.
-ORIGINAL_MODULES = ('cifar10_input', 'cifar10', 'cifar10_multi_gpu_train')
-
-
-def _original_decay_steps(originals, num_towers):
-    """The original's learning-rate decay steps from its constants, as the TF 1.13 tutorial's
-    `train()` computes them: 350 epochs of its epoch size in batches of 128 per tower, per
-    tower. (`train()` builds its own input queue and session, so it is rebuilt, not called;
-    versions before 2017 did not divide by the towers.)"""
-    cifar10 = originals['cifar10']
-    return int(cifar10.NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN / TOWER_BATCH / num_towers
-               * cifar10.NUM_EPOCHS_PER_DECAY)
-
-
-def _original_training(originals, num_towers):
-    """A builder of the original's training graph, as its `cifar10_multi_gpu_train.train()`
-    builds it, from the original's own functions and constants: a float32 global step, its
-    learning-rate schedule (decay steps from its epoch size), gradient descent, its
-    `tower_loss` and `average_gradients` in the tutorial's tower loop, moving averages of the
-    trainable variables grouped with the update."""
-    cifar10, train = originals['cifar10'], originals['cifar10_multi_gpu_train']
-
-    def build(inputs, setup):
-        global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
-                                      trainable=False)
-        learning_rate = tf.train.exponential_decay(
-            cifar10.INITIAL_LEARNING_RATE, global_step,
-            _original_decay_steps(originals, num_towers),
-            cifar10.LEARNING_RATE_DECAY_FACTOR, staircase=True)
-        optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-        towers = regression.classic_towers(train.tower_loss, train.average_gradients, inputs,
-                                           setup, optimizer, tower_name=cifar10.TOWER_NAME)
-        update = optimizer.apply_gradients(towers.grads, global_step=global_step)
-        averages = tf.train.ExponentialMovingAverage(cifar10.MOVING_AVERAGE_DECAY, global_step)
-        return {'train': tf.group(update, averages.apply(tf.trainable_variables())),
-                'tower_losses': towers.losses,
-                'grads': {var.op.name: grad for grad, var in towers.grads}}
-    return build
-
-
-def measure_original_run(originals, run, checkpoint=None):
-    """Trains the original tutorial's own code as `measure_run` trains the project's.
-
-    Args:
-      originals: the original's modules by name (`ORIGINAL_MODULES`), imported through
-        `towers.legacy.import_originals`.
-      run, checkpoint: as `measure_run`.
-
-    Returns:
-      The figures of `measure_run`, of the original.
-    """
-    return regression.measure_builder(
-        _original_training(originals, run['num_towers']),
-        batch(0, TOWER_BATCH * run['num_towers'], run['seed']), run['num_towers'],
-        lambda shapes: initial_values(run['seed']),
-        _measure_steps(run, lambda replay: replay.outputs,
-                       _original_decay_steps(originals, run['num_towers']), checkpoint))
 
 
 def _by_step_and_tower(tower_losses):
@@ -304,26 +235,6 @@ def compare_run(key, golden, measured):
         comparison.close_each(figure, keys_what, 'final sum of |value| of %s', expected,
                               actual, None, relative=True)
     return comparison.deviations
-
-
-def original_network(originals):
-    """The original's evaluation network, as its `cifar10_eval.py` builds it.
-
-    Args:
-      originals: the original's modules by name (`ORIGINAL_MODULES`).
-
-    Returns:
-      (evaluation, var_list) for `measure_evaluation`: the original's `inference` with
-      `tf.nn.in_top_k`, and its moving averages restored into the variables.
-    """
-    cifar10 = originals['cifar10']
-
-    def evaluation(images, labels):
-        logits = cifar10.inference(images)
-        return logits, tf.nn.in_top_k(logits, labels, 1)
-
-    return evaluation, lambda: tf.train.ExponentialMovingAverage(
-        cifar10.MOVING_AVERAGE_DECAY).variables_to_restore()
 
 
 def measure_evaluation(golden, checkpoint, network=(model.evaluation,
@@ -377,82 +288,3 @@ def compare_evaluation(golden, measured, run=EVALUATION_RUN):
                           dict(enumerate(measured['abs_logit_sums'])), EVAL_TOLERANCE,
                           relative=True)
     return comparison.deviations
-
-
-# The evaluation of a live regression: the golden evaluation's batches.
-LIVE_EVALUATION = {'eval_steps': list(range(50000, 50010)), 'batch': TOWER_BATCH, 'seed': 0}
-GOLDEN_SETUP = (
-    'per-tower batch 128; global batch 128*num_towers fed in order (tower i gets rows '
-    '[128*i, 128*(i+1)) of models.cifar10.regression.batch(step, 128*num_towers, seed)); '
-    'initial values from models.cifar10.regression.initial_values(seed); '
-    'GradientDescentOptimizer on exponential_decay(INITIAL_LEARNING_RATE, global_step, '
-    'int(NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN/128/num_towers*NUM_EPOCHS_PER_DECAY), '
-    'LEARNING_RATE_DECAY_FACTOR, staircase=True) of the original cifar10.py; '
-    'ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step) applied to the trainable '
-    'variables and grouped with apply_gradients; shadows start equal to the initial weights')
-
-
-class LiveRegression:
-    """The original tutorial's own code and the project's, trained and evaluated side by side.
-
-    For each tower count, both train from the same initial values on the same batches and the
-    project's figures are compared with the original's as with a golden file's
-    (`compare_run`). The checkpoint each side writes after the last run is then evaluated by
-    the original's evaluation and by the project's, which must agree (`compare_evaluation`).
-
-    Attributes:
-      original_runs: dict run key -> the original's figures, as a golden file's `runs`,
-        filled in as the runs are measured.
-    """
-
-    def __init__(self, originals, workdir):
-        """Args:
-          originals: the original's modules by name (`ORIGINAL_MODULES`), imported through
-            `towers.legacy.import_originals`.
-          workdir: an existing folder for the checkpoints.
-
-        Raises:
-          TowersError: the original's `tower_loss` is not the tutorial's (scope, images,
-            labels) of 2017 and later.
-        """
-        parameters = list(inspect.signature(
-            originals['cifar10_multi_gpu_train'].tower_loss).parameters)
-        if len(parameters) != 3:
-            raise TowersError('the original\'s cifar10_multi_gpu_train.tower_loss takes (%s); '
-                              'the live regression runs the tutorial\'s tower_loss(scope, '
-                              'images, labels) of 2017 and later' % ', '.join(parameters))
-        self.original_runs = {}
-        self._originals = originals
-        self._checkpoints = {side: os.path.join(workdir, '%s.ckpt' % side)
-                             for side in ('original', 'project')}
-
-    def checks(self, tower_counts, steps, seed=0):
-        """The runs for `towers.regression.check_runs`: (title, compare) for each tower count
-        (`steps` steps each), then for the evaluation of each side's checkpoint."""
-        checks = [('original vs project: %d tower(s), seed %d, %d steps' % (count, seed, steps),
-                   functools.partial(self._compare_run, str(count),
-                                     {'num_towers': count, 'seed': seed, 'steps': steps},
-                                     count == tower_counts[-1]))
-                  for count in tower_counts]
-        return checks + [('evaluation of the %s\'s checkpoint by the original and the project'
-                          % side, functools.partial(self._compare_evaluation, side))
-                         for side in self._checkpoints]
-
-    def _compare_run(self, key, run, last):
-        original = measure_original_run(self._originals, run,
-                                        self._checkpoints['original'] if last else None)
-        self.original_runs[key] = dict(run, **original)
-        return compare_run(key, self.original_runs[key],
-                           measure_run(run, self._checkpoints['project'] if last else None))
-
-    def _compare_evaluation(self, side):
-        checkpoint = self._checkpoints[side]
-        return compare_evaluation(
-            measure_evaluation(LIVE_EVALUATION, checkpoint, original_network(self._originals)),
-            measure_evaluation(LIVE_EVALUATION, checkpoint),
-            run='evaluation of the %s checkpoint' % side)
-
-    def golden(self, source):
-        """The original's training figures as a golden file: 'source' (`source`), 'setup' and
-        'runs' (`original_runs`)."""
-        return {'source': source, 'setup': GOLDEN_SETUP, 'runs': self.original_runs}
