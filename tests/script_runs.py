@@ -2,10 +2,15 @@
 import glob
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
 
+import pytest
+
+import cluster_train_program
+from towers import cli
 from towers.compat import tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,3 +55,30 @@ def skipped_line(damaged):
     """The pattern of the warning naming the damaged checkpoint an evaluation skipped."""
     return re.compile(r'WARNING \S+: skipping checkpoint %s: its data %s\.data-\* cannot be '
                       r'read' % (re.escape(damaged), re.escape(damaged)))
+
+
+def run_cli(capsys, main, *argv):
+    """Runs `main` as a script runs, through `towers.cli.run`; returns (status, stderr)."""
+    with pytest.raises(SystemExit) as exited:
+        cli.run(main, list(argv))
+    return exited.value.code, capsys.readouterr().err
+
+
+def script_main(name):
+    """The `main` of scripts/`name`, loaded as a module of its own."""
+    return runpy.run_path(os.path.join(REPO, 'scripts', name))['main']
+
+
+def assert_one_error_line(status, stderr, expected, statuses=(1,)):
+    """A non-zero exit (one of `statuses`) whose stderr ends with the line `expected` (a regular
+    expression) and holds no traceback."""
+    assert status in statuses, stderr
+    assert 'Traceback' not in stderr
+    assert re.fullmatch(expected, stderr.strip().splitlines()[-1]), stderr
+
+
+def train_program(train_dir, max_steps, *flags):
+    """Runs tests/cluster_train_program.py in this process, one tower, to `max_steps`; returns
+    its exit status."""
+    return cluster_train_program.main(['--train_dir', str(train_dir), '--max_steps',
+                                       str(max_steps), '--num_gpus', '1'] + list(flags))
