@@ -2,8 +2,8 @@
 import json
 import os
 import re
-import subprocess
-import sys
+
+from script_runs import run_in_process, run_script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN_DIR = os.path.join(REPO, 'tests', 'data', 'regression', 'cifar10')
@@ -12,9 +12,8 @@ EVAL_GOLDEN = os.path.join(GOLDEN_DIR, 'golden_eval_seed0.json')
 CHECKPOINT = os.path.join(GOLDEN_DIR, 'original_n2_s0_300.ckpt')
 
 
-def regress(*args):
-    return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', 'regress_cifar10.py')]
-                          + list(args), cwd=REPO, capture_output=True, text=True, timeout=600)
+def regress(*args, run=run_script):
+    return run('regress_cifar10.py', *args)
 
 
 def test_training_on_1_2_and_4_towers_reproduces_the_originals_losses_and_gradients():
@@ -39,7 +38,7 @@ def test_a_figure_off_the_golden_fails_the_comparison(tmp_path):
     golden['abs_logit_sums'][3] *= 1.001
     altered = tmp_path / 'golden_eval_altered.json'
     altered.write_text(json.dumps(golden))
-    result = regress('--eval_golden', str(altered), '--checkpoint', CHECKPOINT)
+    result = regress('--eval_golden', str(altered), '--checkpoint', CHECKPOINT, run=run_in_process)
     assert result.returncode == 1
     assert 'FAILED: 1 of' in result.stdout
     assert 'run evaluation  sum of |logits| of batch 3' in result.stdout
@@ -47,6 +46,6 @@ def test_a_figure_off_the_golden_fails_the_comparison(tmp_path):
 
 def test_a_missing_checkpoint_is_an_error_naming_it(tmp_path):
     missing = str(tmp_path / 'nothing.ckpt')
-    result = regress('--eval_golden', EVAL_GOLDEN, '--checkpoint', missing)
+    result = regress('--eval_golden', EVAL_GOLDEN, '--checkpoint', missing, run=run_in_process)
     assert result.returncode == 1
     assert 'error: --checkpoint %s: no checkpoint' % missing in result.stderr

@@ -6,14 +6,15 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import (DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_in_process,
+                         run_script, skipped_line)
 from towers.compat import tf
 
 
-def train(data_dir, train_dir, max_steps, *flags):
-    return run_script('train_cifar10_multi_gpu.py', '--num_gpus', '2', '--batch_size', '8',
-                      '--max_steps', str(max_steps), '--data_dir', data_dir,
-                      '--train_dir', train_dir, *flags)
+def train(data_dir, train_dir, max_steps, *flags, run=run_script):
+    return run('train_cifar10_multi_gpu.py', '--num_gpus', '2', '--batch_size', '8',
+               '--max_steps', str(max_steps), '--data_dir', data_dir, '--train_dir', train_dir,
+               *flags)
 
 
 @pytest.fixture(scope='module')
@@ -90,8 +91,8 @@ def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, traine
 
 def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):
     missing = str(tmp_path / 'no_train_dir')
-    result = run_script('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once',
-                        '--eval_dir', str(tmp_path / 'eval'))
+    result = run_in_process('cifar10_eval.py', '--checkpoint_dir', missing, '--run_once',
+                            '--eval_dir', str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         'error: argument --checkpoint_dir: expected an existing directory, but %s does not '
@@ -105,16 +106,16 @@ def test_evaluating_a_checkpoint_of_another_model_is_an_error_naming_what_it_lac
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         prefix = tf.train.Saver().save(sess, str(tmp_path / 'model.ckpt'), global_step=5)
-    result = run_script('cifar10_eval.py', '--checkpoint_dir', str(tmp_path), '--data_dir',
-                        data_dir, '--run_once', '--eval_dir', str(tmp_path / 'eval'))
+    result = run_in_process('cifar10_eval.py', '--checkpoint_dir', str(tmp_path), '--data_dir',
+                            data_dir, '--run_once', '--eval_dir', str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert ('error: checkpoint %s is not one of the CIFAR-10 model: it lacks '
             'conv1/biases/ExponentialMovingAverage' % prefix) in result.stderr
 
 
 def test_a_bad_flag_value_is_one_error_line_naming_the_flag(tmp_path):
-    result = run_script('cifar10_eval.py', '--run_once=perhaps', '--eval_dir',
-                        str(tmp_path / 'eval'))
+    result = run_in_process('cifar10_eval.py', '--run_once=perhaps', '--eval_dir',
+                            str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         "error: argument --run_once: expected true or false, got 'perhaps'")
@@ -126,7 +127,7 @@ def test_training_on_a_truncated_data_file_is_an_error_naming_it(tmp_path):
     cifar10_synthetic.generate(str(batches_dir), records_per_file=5)
     path = batches_dir / 'data_batch_2.bin'
     path.write_bytes(path.read_bytes()[:-1])
-    result = train(str(tmp_path), str(tmp_path / 'train'), max_steps=1)
+    result = train(str(tmp_path), str(tmp_path / 'train'), max_steps=1, run=run_in_process)
     assert result.returncode == 1
     assert 'truncated CIFAR-10 file %s' % path in result.stderr
     assert 'Traceback' not in result.stderr

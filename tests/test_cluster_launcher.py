@@ -6,11 +6,11 @@ import pwd
 import re
 import runpy
 import signal
-import subprocess
 import sys
 
 import pytest
 
+from script_runs import run_in_process
 from towers import cli
 from towers.cluster import isolation, launcher
 
@@ -133,10 +133,8 @@ def test_free_local_ports_are_distinct_ports():
 
 
 def test_a_missing_training_script_is_an_error():
-    finished = subprocess.run([sys.executable, SCRIPT, '--ps', '1'], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
+    finished = run_in_process('launch_local_cluster.py', '--ps', '1')
     assert finished.returncode == 1, finished.stderr
-    # TensorFlow's own start-up messages come first.
     assert finished.stderr.splitlines()[-1].startswith(
         'error: give the training script after "--"')
 

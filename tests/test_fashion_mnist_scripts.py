@@ -8,12 +8,13 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.fashion_mnist import reader
-from script_runs import DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import (DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_in_process,
+                         run_script, skipped_line)
 
 
-def train(data_dir, train_dir, *flags):
-    return run_script('train_fashion_mnist.py', '--num_gpus', '2', '--batch_size', '4',
-                      '--data_dir', data_dir, '--train_dir', train_dir, *flags)
+def train(data_dir, train_dir, *flags, run=run_script):
+    return run('train_fashion_mnist.py', '--num_gpus', '2', '--batch_size', '4', '--data_dir',
+               data_dir, '--train_dir', train_dir, *flags)
 
 
 def write_tiny_set(data_dir, num_train, compress=True):
@@ -89,7 +90,7 @@ def test_a_truncated_file_is_one_error_line_naming_it(tmp_path):
     write_tiny_set(str(tmp_path), num_train=8)
     path = tmp_path / 'train-images-idx3-ubyte.gz'
     path.write_bytes(path.read_bytes()[:-30])
-    result = train(str(tmp_path), str(tmp_path / 'train'))
+    result = train(str(tmp_path), str(tmp_path / 'train'), run=run_in_process)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         'error: truncated gzip file %s: it ends before its compressed data does (expected a '

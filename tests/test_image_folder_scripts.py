@@ -8,17 +8,17 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.image_folder import synthetic
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, run_in_process, run_script,
+                         skipped_line)
 
 LABELS = ['NORMAL', 'CNV', 'DME', 'DRUSEN']
 # The flags of the module's training run, deterministic.
 TRAINED = ('--labels', ','.join(LABELS), '--eval_every_steps', '2') + DETERMINISTIC
 
 
-def train(data_dir, train_dir, *flags):
-    return run_script('train_image_folder.py', '--num_gpus', '2', '--batch_size', '2',
-                      '--image_size', '32', '--max_steps', '2', '--data_dir', data_dir,
-                      '--train_dir', train_dir, *flags)
+def train(data_dir, train_dir, *flags, run=run_script):
+    return run('train_image_folder.py', '--num_gpus', '2', '--batch_size', '2', '--image_size',
+               '32', '--max_steps', '2', '--data_dir', data_dir, '--train_dir', train_dir, *flags)
 
 
 @pytest.fixture(scope='module')
@@ -77,7 +77,7 @@ def test_training_with_an_empty_class_folder_is_one_error_line_naming_it(tmp_pat
     synthetic.write_dataset(root, train_per_class=1, test_per_class=1, size=32)
     empty = os.path.join(root, 'train', 'EMPTY')
     os.makedirs(empty)
-    result = train(root, str(tmp_path / 'train'))
+    result = train(root, str(tmp_path / 'train'), run=run_in_process)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         'error: class folder %s holds no readable JPEG image (expected .jpeg or .jpg files)'

@@ -10,7 +10,8 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.imagenet import sources, synthetic
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_script, skipped_line
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, run_in_process, run_script,
+                         skipped_line)
 from towers.compat import tf
 
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
@@ -125,9 +126,9 @@ def test_a_corrupt_jpeg_stops_training_with_one_error_line_and_no_checkpoint(tmp
     synthetic.write_records(shard, records)
     train_dir = tmp_path / 'train'
     # Shuffled, the bad record comes within the first few of the 20 steps, not always the first.
-    result = run_script('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
-                        '--image_size', '32', '--max_steps', '20', '--data_dir', str(data_dir),
-                        '--train_dir', str(train_dir))
+    result = run_in_process('train_imagenet.py', '--num_gpus', '1', '--batch_size', '4',
+                            '--image_size', '32', '--max_steps', '20', '--data_dir',
+                            str(data_dir), '--train_dir', str(train_dir))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         'error: %s, record 1: image/encoded is not a JPEG that can be decoded' % shard)
@@ -136,8 +137,8 @@ def test_a_corrupt_jpeg_stops_training_with_one_error_line_and_no_checkpoint(tmp
 
 
 def test_evaluation_without_a_checkpoint_is_an_error(tmp_path):
-    result = run_script('eval_imagenet.py', '--train_dir', str(tmp_path), '--out_dir',
-                        str(tmp_path / 'eval'))
+    result = run_in_process('eval_imagenet.py', '--train_dir', str(tmp_path), '--out_dir',
+                            str(tmp_path / 'eval'))
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         'error: no checkpoint in --train_dir %s; train first with scripts/train_imagenet.py '

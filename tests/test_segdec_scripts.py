@@ -11,7 +11,7 @@ import pytest
 from checkpoint_bytes import differing
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.segdec import regression as segdec_regression
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_in_process, skipped_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, 'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
@@ -61,7 +61,7 @@ def test_regression_script_exits_non_zero_when_a_figure_is_off(tmp_path):
     golden['runs'] = {'1': run}
     path = tmp_path / 'golden.json'
     path.write_text(json.dumps(golden))
-    result = _script('regress_segdec.py', '--golden', str(path))
+    result = run_in_process('regress_segdec.py', '--golden', str(path))
     assert result.returncode == 1
     assert 'FAILED: 1 of 139 figures beyond tolerance' in result.stdout
     assert 'decision: tower 0 class batch-0 loss' in result.stdout
@@ -140,19 +140,20 @@ def test_a_run_stopped_in_the_segment_stage_and_resumed_through_both_trains_the_
 
 
 def test_evaluation_without_a_checkpoint_says_how_to_get_one(tmp_path):
-    result = _script('eval_segdec.py', '--train_dir', str(tmp_path), '--data_dir',
-                     str(tmp_path))
+    result = run_in_process('eval_segdec.py', '--train_dir', str(tmp_path), '--data_dir',
+                            str(tmp_path))
     assert result.returncode == 1
     assert 'error: no checkpoint in --train_dir %s; train first' % tmp_path in result.stderr
 
 
 def test_data_script_writes_a_small_generated_set_and_never_overwrites_one(tmp_path):
     data_dir = str(tmp_path / 'kolektor')
-    made = _script('make_kolektor_data.py', '--data_dir', data_dir, '--num_items', '2',
-                   '--parts_per_item', '3', '--image_height', '160', '--image_width', '64')
+    made = run_in_process('make_kolektor_data.py', '--data_dir', data_dir, '--num_items', '2',
+                          '--parts_per_item', '3', '--image_height', '160', '--image_width',
+                          '64')
     assert made.returncode == 0, made.stdout + made.stderr
     assert 'wrote 6 images' in made.stdout
     assert sorted(os.listdir(os.path.join(data_dir, 'kos02')))[:2] == ['Part0.jpg',
                                                                        'Part0_label.bmp']
-    again = _script('make_kolektor_data.py', '--data_dir', data_dir)
+    again = run_in_process('make_kolektor_data.py', '--data_dir', data_dir)
     assert again.returncode == 1 and 'exists already' in again.stderr

@@ -10,7 +10,7 @@ from PIL import Image
 
 from checkpoint_bytes import differing
 from models.datasets.segmentation_folder import synthetic
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, skipped_line
+from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_in_process, skipped_line
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,8 +100,8 @@ def test_a_mask_of_another_size_stops_training_with_one_error_line(tmp_path):
     synthetic.write_dataset(data_dir, num_train=2, num_test=1, size=64)
     mask = os.path.join(data_dir, 'train', 'masks', 'train_0001.png')
     Image.new('L', (32, 64)).save(mask)
-    result = _script('train_side_by_side.py', '--data_dir', data_dir, '--train_dir',
-                     str(tmp_path / 'train'), '--image_size', '64')
+    result = run_in_process('train_side_by_side.py', '--data_dir', data_dir, '--train_dir',
+                            str(tmp_path / 'train'), '--image_size', '64')
     assert result.returncode == 1
     assert result.stderr.strip().split('\n')[-1] == (
         'error: mask %s is 32x64 but its image %s is 64x64 (width x height)'
@@ -111,8 +111,8 @@ def test_a_mask_of_another_size_stops_training_with_one_error_line(tmp_path):
 
 
 def test_an_unknown_model_is_one_error_line_naming_the_flag(tmp_path):
-    result = _script('train_side_by_side.py', '--models', 'unet,segnet', '--train_dir',
-                     str(tmp_path))
+    result = run_in_process('train_side_by_side.py', '--models', 'unet,segnet', '--train_dir',
+                            str(tmp_path))
     assert result.returncode == 1
     assert result.stderr.strip().split('\n')[-1].startswith(
         "error: --models 'unet,segnet': expected a comma-separated list of distinct models")
