@@ -88,9 +88,9 @@ def test_a_cifar10_cluster_through_the_launcher_listens_on_no_port_of_this_machi
         ports = [int(port) for port in re.findall(r'localhost:(\d+)', cluster.wait_for_line(
             r'^\[launcher\] ps: .*; in a private network \(loopback only\)$', deadline))]
         for role in ('ps0', 'worker0', 'worker1'):
-            cluster.wait_for_line(r'^\[%s\] INFO towers\.cluster\.roles: \S+ \d listens on \S+ in a '
-                                  r'network whose only interface is loopback: reachable only '
-                                  r'by processes inside it$' % role, deadline)
+            cluster.wait_for_line(r'^\[%s\] INFO towers\.cluster\.roles: \S+ \d listens on '
+                                  r'\S+(, \S+)* in a network whose only interface is loopback: '
+                                  r'reachable only by processes inside it$' % role, deadline)
         # Every server has started; nothing of them is in this machine's own network.
         assert [isolation.listening_addresses(port) for port in ports] == [[]] * 3
         for port in ports:

@@ -155,8 +155,8 @@ def listening_addresses(port, pid='self'):
     """Where TCP sockets listen on `port` in the network namespace of process `pid`.
 
     Returns:
-      'address:port' of each, e.g. ['[::]:2222'] for a socket on every interface (IPv6 and
-      IPv4); [] where /proc cannot tell.
+      'address:port' of each, once (gRPC may hold two sockets on one address), e.g.
+      ['[::]:2222'] for every interface (IPv6 and IPv4); [] where /proc cannot tell.
     """
     found = []
     for table, family in (('tcp', socket.AF_INET), ('tcp6', socket.AF_INET6)):
@@ -175,7 +175,7 @@ def listening_addresses(port, pid='self'):
                 host = socket.inet_ntop(family, packed)
                 found.append(('[%s]:%d' if family == socket.AF_INET6 else '%s:%d')
                              % (host, port))
-    return found
+    return list(dict.fromkeys(found))
 
 
 def loopback_only():
