@@ -84,7 +84,9 @@ class Restored:
         and returns what `run` fetches (e.g. a dict name -> tensor). Called with placeholders
         structured and shaped as `example` when it is given, else with no argument (the
         network reads an input pipeline of its own).
-      checkpoint: the checkpoint prefix, e.g. '/tmp/train/model.ckpt-1000'.
+      checkpoint: the checkpoint prefix, e.g. '/tmp/train/model.ckpt-1000'; None: the
+        variables take their initial values instead (TF 1.x's Estimator evaluated and
+        predicted so before any training).
       example: a batch (a numpy array or a nested structure of them) whose dtypes and shapes
         the placeholders take, or None.
       any_batch_size: leave the placeholders' first dimension open (batches of any size).
@@ -119,10 +121,14 @@ class Restored:
         with self.graph.as_default():
             # Lookup tables are not variables: initialised here, once.
             tables = tf.tables_initializer()
+            initial = tf.global_variables_initializer() if checkpoint is None else None
         self._session = tf.Session(graph=self.graph, config=config)
         try:
             self._session.run(tables)
-            restore_checkpoint(saver, self._session, checkpoint)
+            if checkpoint is None:
+                self._session.run(initial)
+            else:
+                restore_checkpoint(saver, self._session, checkpoint)
             if statistics is not None:
                 load_variables(self._session, self.graph, statistics.estimate(
                     build_fn, checkpoint, example, var_list, config))

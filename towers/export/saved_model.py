@@ -35,8 +35,8 @@ TF2_PREFIX = 'ckpt'
 KERAS_WEIGHTS_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     'keras_weights.py')
 
-Serving = collections.namedtuple('Serving', ['build', 'what', 'var_list', 'keras_model'],
-                                 defaults=(None, None))
+Serving = collections.namedtuple('Serving', ['build', 'what', 'var_list', 'keras_model',
+                                             'signature_defs'], defaults=(None, None, None))
 Serving.__doc__ = """What a network serves, and how it is restored.
 
 Attributes:
@@ -50,6 +50,10 @@ Attributes:
     variable under its own name.
   keras_model: a function of no arguments, called after `build`, returning the `keras.Model`
     whose weights `keras_out` writes; None for a network that is no Keras model.
+  signature_defs: a function of no arguments, called after `build`, returning the SavedModel's
+    signatures (dict key -> `SignatureDef`, one of them 'serving_default'), as a TF1 Estimator's
+    `export_outputs` make several; None: 'serving_default' alone, a predict signature from
+    the inputs to the outputs.
 """
 
 
@@ -135,8 +139,10 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
     with Restored(build, checkpoint, var_list=serving.var_list) as net:
         inputs, outputs = net.outputs
         with net.graph.as_default():
+            signature_defs = (serving.signature_defs() if serving.signature_defs else {
+                SIGNATURE_KEY: tf.saved_model.predict_signature_def(inputs, outputs)})
             _write_directory(export_dir, '--export_dir',
-                             lambda staging: _write_saved_model(net.session, inputs, outputs,
+                             lambda staging: _write_saved_model(net.session, signature_defs,
                                                                 staging))
             if keras_out or tf2_checkpoint_dir:
                 _write_keras(serving.keras_model(), net.session, keras_out, tf2_checkpoint_dir)
@@ -158,11 +164,10 @@ def _write_directory(path, flag, write):
         raise TowersError('%s %s was written by another process meanwhile' % (flag, path))
 
 
-def _write_saved_model(session, inputs, outputs, directory):
+def _write_saved_model(session, signature_defs, directory):
     builder = tf.saved_model.Builder(directory)
     builder.add_meta_graph_and_variables(
-        session, [tf.saved_model.SERVING],
-        signature_def_map={SIGNATURE_KEY: tf.saved_model.predict_signature_def(inputs, outputs)},
+        session, [tf.saved_model.SERVING], signature_def_map=signature_defs,
         main_op=tf.tables_initializer(), strip_default_attrs=True, clear_devices=True)
     builder.save()
 

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from towers.compat import tf
+from towers.training import checkpoints
 from towers.errors import LossDivergedError, TowersError, tf_error_cause
 
 log = logging.getLogger(__name__)
@@ -63,20 +64,29 @@ class DivergenceGuardHook(StepHook):
 
 
 class StopAtStepHook(StepHook):
-    """Requests a stop once the global step reaches `max_steps`."""
+    """Requests a stop once the global step reaches `max_steps` (None: never)."""
 
-    def __init__(self, steps_done, global_step, max_steps):
+    def __init__(self, steps_done, global_step, max_steps, more_steps=None):
+        """Args:
+          steps_done, global_step: the global step after a run, and its variable.
+          max_steps: the global step to stop at, or None.
+          more_steps: instead, how many steps past the step the session starts from.
+        """
         super().__init__(steps_done)
         self._global_step = global_step
         self._max_steps = max_steps
+        self._more_steps = more_steps
         self.steps_done = None
 
     def after_create_session(self, session, coord):
         self.steps_done = _read_step(session, self._global_step)
+        if self._more_steps is not None:
+            self._max_steps = self.steps_done + self._more_steps
 
     @property
     def finished(self):
-        return self.steps_done is not None and self.steps_done >= self._max_steps
+        return (self._max_steps is not None and self.steps_done is not None
+                and self.steps_done >= self._max_steps)
 
     def after_run(self, run_context, run_values):
         self.steps_done = read_steps_done(run_values)
@@ -98,7 +108,8 @@ class StepTimerHook(tf.train.SessionRunHook):
 
     def __init__(self, examples_per_step, clock=time.time):
         """Args:
-          examples_per_step: the global batch of one step.
+          examples_per_step: the global batch of one step, or None when it is not known
+            (the examples/sec figures are None then).
           clock: the time in seconds (for tests).
         """
         self.examples_per_step = examples_per_step
@@ -129,12 +140,13 @@ class StepTimerHook(tf.train.SessionRunHook):
         steps = len(self.durations)
         mean = float(np.mean(self.durations)) if steps else None
         median = float(np.median(self.durations)) if steps else None
+        rated = steps and self.examples_per_step is not None
         return {'steps': steps, 'step_secs': [float(d) for d in self.durations],
                 'sum_step_sec': float(np.sum(self.durations)),
                 'mean_step_sec': mean, 'median_step_sec': median,
                 'examples_per_step': self.examples_per_step,
-                'examples_per_sec_mean': self.examples_per_step / mean if steps else None,
-                'examples_per_sec': self.examples_per_step / median if steps else None,
+                'examples_per_sec_mean': self.examples_per_step / mean if rated else None,
+                'examples_per_sec': self.examples_per_step / median if rated else None,
                 'total_sec': self._clock() - self._first_start if steps else 0.0}
 
 
@@ -204,10 +216,13 @@ class CheckpointHook(StepHook):
     and rewrites the `checkpoint` state file atomically, so a save that is killed or fails
     leaves the previous checkpoint as the newest. A failed save ends training with a
     `TowersError` that says why (a full disk as such) and names that previous checkpoint.
+    `tf.train.CheckpointSaverListener`s hear of each save (`begin`, `before_save`,
+    `after_save`, `end`, as TF 1.x's checkpoint hook told them); one whose `after_save` returns
+    True ends the run.
     """
 
     def __init__(self, steps_done, saver, train_dir, global_step, every_n_steps=None,
-                 every_n_secs=None):
+                 every_n_secs=None, listeners=(), save_at_start=False):
         """Args:
           steps_done: the global step after the run, as the loop fetches it.
           saver: the `tf.train.Saver` to save with.
@@ -216,6 +231,9 @@ class CheckpointHook(StepHook):
           every_n_steps: save when the global step is a multiple of it; None: never for that.
           every_n_secs: save after the first step that ends this long after the last save;
             None: never for that.
+          listeners: `tf.train.CheckpointSaverListener`s.
+          save_at_start: also save the step the session starts from, unless a checkpoint of
+            it exists (TF 1.x's Estimator wrote `model.ckpt-0` so).
         """
         super().__init__(steps_done)
         self._saver = saver
@@ -228,20 +246,33 @@ class CheckpointHook(StepHook):
         self._lock = threading.Lock()
         self._last_saved = None
         self._last_time = None
+        self._listeners = list(listeners)
+        self._save_at_start = save_at_start
+
+    def begin(self):
+        for listener in self._listeners:
+            listener.begin()
 
     def after_create_session(self, session, coord):
-        self._last_saved = _read_step(session, self._global_step)
+        step = _read_step(session, self._global_step)
         self._last_time = time.monotonic()
+        if self._save_at_start and not checkpoints.exists('%s-%d' % (self._prefix, step)):
+            self._save(session, step)
+        self._last_saved = step
 
     def after_run(self, run_context, run_values):
         steps_done = read_steps_done(run_values)
         if ((self._every_steps and steps_done % self._every_steps == 0)
                 or (self._every_secs is not None
                     and time.monotonic() - self._last_time >= self._every_secs)):
-            self._save(run_context.session, steps_done)
+            if self._save(run_context.session, steps_done):
+                run_context.request_stop()
 
     def end(self, session):
-        self._save(session, _read_step(session, self._global_step))
+        step = _read_step(session, self._global_step)
+        self._save(session, step)
+        for listener in self._listeners:
+            listener.end(session, step)
 
     def save_in_new_session(self, master, config):
         """Saves the current step through a session of its own.
@@ -253,9 +284,13 @@ class CheckpointHook(StepHook):
             self._save(session, _read_step(session, self._global_step))
 
     def _save(self, session, steps_done):
+        """Saves `steps_done` unless saved already; returns whether a listener asks to stop."""
         with self._lock:
             if steps_done == self._last_saved:
-                return
+                return False
+            tf.logging.info('Saving checkpoints for %d into %s.', steps_done, self._prefix)
+            for listener in self._listeners:
+                listener.before_save(session, steps_done)
             try:
                 self._saver.save(session, self._prefix, global_step=steps_done)
             except tf.errors.OpError as err:
@@ -271,6 +306,10 @@ class CheckpointHook(StepHook):
                         % previous if previous else 'no checkpoint was written before'))
             self._last_saved = steps_done
             self._last_time = time.monotonic()
+            stop = False
+            for listener in self._listeners:
+                stop = bool(listener.after_save(session, steps_done)) or stop
+            return stop
 
 
 class CancelStepOnStopHook(tf.train.SessionRunHook):

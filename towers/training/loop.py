@@ -47,7 +47,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
           num_towers=1, config=None, summary_op=None, saver=None,
           log_every_n_steps=10, save_summaries_steps=100, save_checkpoint_secs=600,
           save_checkpoint_steps=None, master='', is_chief=True, hooks=(), printer=print,
-          initial_values=None, validation=None, save_input_position=False):
+          initial_values=None, validation=None, save_input_position=False, scaffold=None,
+          saving_listeners=(), save_initial_checkpoint=False, steps=None, step_hooks=()):
     """Runs `train_op` until the global step reaches `max_steps`.
 
     Args:
@@ -58,8 +59,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       train_dir: directory of checkpoints and event files; created if missing. Its newest
         checkpoint that reads whole is restored first (damaged newer ones are skipped, each
         with a warning naming it), and training continues from its step.
-      max_steps: the global step to stop at.
-      examples_per_step: the global batch, for examples/sec.
+      max_steps: the global step to stop at; None: until the input ends (an
+        `OutOfRangeError`, which ends the run as its last step would).
+      examples_per_step: the global batch, for examples/sec; None when it is not known.
       num_towers: for the tutorial's sec/batch (the step time divided by the towers).
       config: the session `tf.ConfigProto` (from `configure_devices`).
       summary_op: summaries to write; all merged summaries by default. Or a dict run name ->
@@ -67,7 +69,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         that TensorBoard overlays the runs' equal tags (one run per model side by side).
       saver: the `tf.train.Saver` of checkpoints; by default one of all global variables
         (and with `save_input_position`, of the input's position) that keeps the 5 newest.
-      log_every_n_steps, save_summaries_steps: intervals in steps.
+      log_every_n_steps, save_summaries_steps: intervals in steps; log_every_n_steps None:
+        no tutorial line (a caller that logs its own, as the Estimator does).
       save_checkpoint_secs, save_checkpoint_steps: a checkpoint is written after the first
         step that ends this long after the last one, or at each multiple of this many steps,
         whichever comes first (None turns either off); and always at the end, the last step
@@ -85,6 +88,18 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       save_input_position: whether checkpoints hold the training input's position too
         (`towers.training.determinism.Saver`), so that a resumed run reads the batches an
         uninterrupted one would have read.
+      scaffold: a `tf.train.Scaffold` whose init op, init function, ready ops and local init
+        op the run uses (a program's own, as an Estimator's `model_fn` gives one); the saver
+        and summaries stay the loop's.
+      saving_listeners: `tf.train.CheckpointSaverListener`s told of every checkpoint the chief
+        writes; one whose `after_save` returns True ends the run.
+      save_initial_checkpoint: whether the chief also writes a checkpoint of the step the run
+        starts from (as TF 1.x's Estimator did: `model.ckpt-0` of a new run).
+      steps: instead of `max_steps` (then None), how many steps to run past the step the
+        run resumes from.
+      step_hooks: functions steps_done -> `tf.train.SessionRunHook`, for hooks of the caller
+        that read the global step after each step (`towers.training.hooks.StepHook`s), run
+        after `hooks`.
 
     Returns:
       A `TrainResult`; its timing is also logged (steps, total time, median and mean step
@@ -111,20 +126,23 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         summary_op = tf.summary.merge_all()
     summary_runs = summary_op if isinstance(summary_op, dict) else {'': summary_op}
     timer = hooks_lib.StepTimerHook(examples_per_step)
-    stopper = hooks_lib.StopAtStepHook(steps_done, global_step, max_steps)
+    stopper = hooks_lib.StopAtStepHook(steps_done, global_step, max_steps, steps)
     # Order matters: the guard raises before any later hook writes the diverged step.
-    all_hooks = [hooks_lib.DivergenceGuardHook(steps_done, loss), timer, stopper,
-                 hooks_lib.LoggingHook(steps_done, loss, timer, num_towers,
-                                       log_every_n_steps, printer)]
+    all_hooks = [hooks_lib.DivergenceGuardHook(steps_done, loss), timer, stopper]
+    if log_every_n_steps:
+        all_hooks.append(hooks_lib.LoggingHook(steps_done, loss, timer, num_towers,
+                                               log_every_n_steps, printer))
     scaffold = tf.train.Scaffold(
         saver=saver, summary_op=summary_runs.get(''),
         init_feed_dict={variable.initial_value: value
-                        for variable, value in (initial_values or {}).items()} or None)
+                        for variable, value in (initial_values or {}).items()} or None,
+        copy_from_scaffold=scaffold)
     if is_chief:
         tf.gfile.MakeDirs(train_dir)
         checkpoints.recover_history(saver, train_dir)
         saving = hooks_lib.CheckpointHook(steps_done, saver, train_dir, global_step,
-                                          save_checkpoint_steps, save_checkpoint_secs)
+                                          save_checkpoint_steps, save_checkpoint_secs,
+                                          saving_listeners, save_initial_checkpoint)
         # The last checkpoint comes before the last summary, whose run reads one more batch
         # that the checkpoint's input position must not count.
         all_hooks.append(saving)
@@ -138,6 +156,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
             all_hooks.append(validation_lib.ValidationHook(steps_done, validation, max_steps,
                                                            train_dir, printer))
     all_hooks.extend(hooks)
+    all_hooks.extend(make(steps_done) for make in step_hooks)
 
     with preemption.stop_signals() as stop:
         if is_chief:
@@ -173,14 +192,18 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
     tf.summary.FileWriterCache.clear()
     timing = timer.summary()
     if timing['steps']:
-        log.info('%d steps in %.1f s: median %.3f s/step, %.1f examples/sec on %d tower(s); '
-                 'mean %.3f s/step, %.1f examples/sec; steps alone %.1f s',
+        log.info('%d steps in %.1f s: median %.3f s/step, %s examples/sec on %d tower(s); '
+                 'mean %.3f s/step, %s examples/sec; steps alone %.1f s',
                  timing['steps'], timing['total_sec'], timing['median_step_sec'],
-                 timing['examples_per_sec'], num_towers, timing['mean_step_sec'],
-                 timing['examples_per_sec_mean'], timing['sum_step_sec'])
+                 _rate(timing['examples_per_sec']), num_towers, timing['mean_step_sec'],
+                 _rate(timing['examples_per_sec_mean']), timing['sum_step_sec'])
         if is_chief:
             write_json(os.path.join(train_dir, TIMING_FILE), dict(timing, num_towers=num_towers))
     return TrainResult(stopper.steps_done, stop.requested, timing)
+
+
+def _rate(examples_per_sec):
+    return '?' if examples_per_sec is None else '%.1f' % examples_per_sec
 
 
 class _StoppedWaiting(Exception):

@@ -1,0 +1,209 @@
+"""Calling a program's `input_fn` and `model_fn` as TF 1.15's Estimator called them, and the
+session-run hooks an Estimator adds to a training run.
+
+`input_fn` is called with whichever of `mode`, `params`, `config` it takes and may return a
+`tf.data.Dataset` (of `features` or `(features, labels)`) or `(features, labels)` or `features`;
+`model_fn` with whichever of `features`, `labels`, `mode`, `params`, `config` it takes. What does
+not fit stops the program with one line (`EstimatorError`) naming the function and what was
+expected, where TF 1.x raised a `ValueError` from deep inside.
+"""
+import inspect
+import time
+
+from towers.compat import tf
+from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
+from towers.training import hooks as hooks_lib
+
+_INPUT_FN_ARGS = ('mode', 'params', 'config', 'input_context')
+
+
+def arg_names(fn):
+    """The names of the arguments `fn` takes (a function, a method, a partial, a callable
+    object), and whether it takes **kwargs."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return (), True
+    names = tuple(p.name for p in parameters
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return names, any(p.kind == p.VAR_KEYWORD for p in parameters)
+
+
+def _name(fn):
+    return getattr(fn, '__name__', None) or type(fn).__name__
+
+
+def _is_tensor_like(value):
+    return tf.is_tensor(value) or isinstance(value, tf.SparseTensor)
+
+
+def _check_structure(value, what, fn):
+    """Raises `EstimatorError` unless `value` is a tensor, or a (nested) dict of tensors."""
+    if _is_tensor_like(value):
+        return
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _check_structure(item, '%s[%r]' % (what, key), fn)
+        return
+    raise EstimatorError('input_fn %s gave %s as %s: expected a tensor or a dict of '
+                         'tensors' % (_name(fn), type(value).__name__, what))
+
+
+def call_input_fn(input_fn, mode, params, config):
+    """Builds the input of `mode` in the default graph.
+
+    Returns:
+      (features, labels, hooks): labels None when the input has none; hooks initialise a
+      `Dataset`'s iterator in each new session.
+
+    Raises:
+      EstimatorError: `input_fn` takes an argument the Estimator cannot give, or returns
+        something other than a `Dataset`, `(features, labels)` or `features`.
+    """
+    names, _ = arg_names(input_fn)
+    given = {'mode': mode, 'params': params, 'config': config, 'input_context': None}
+    unknown = [name for name in names if name not in given]
+    if unknown:
+        raise EstimatorError('input_fn %s takes the argument(s) %s; an Estimator gives an '
+                             'input_fn only %s' % (_name(input_fn), ', '.join(unknown),
+                                                   ', '.join(_INPUT_FN_ARGS)))
+    with tf.device('/cpu:0'):
+        result = input_fn(**{name: given[name] for name in names})
+        hooks = []
+        if isinstance(result, tf.data.Dataset):
+            iterator = tf.data.make_initializable_iterator(result)
+            hooks.append(_IteratorInitializerHook(iterator))
+            result = iterator.get_next()
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise EstimatorError('input_fn %s returned a %s of %d elements: expected '
+                                 '(features, labels), a Dataset of them, or features alone'
+                                 % (_name(input_fn), type(result).__name__, len(result)))
+        features, labels = result
+    else:
+        features, labels = result, None
+    _check_structure(features, 'features', input_fn)
+    if labels is not None:
+        _check_structure(labels, 'labels', input_fn)
+    return features, labels, hooks
+
+
+def call_model_fn(model_fn, features, labels, mode, params, config):
+    """Calls `model_fn` for `mode` with the arguments it takes.
+
+    Returns:
+      Its `EstimatorSpec`.
+
+    Raises:
+      EstimatorError: it does not take `features`; it takes no `labels` but the input has
+        them; it returns something other than an `EstimatorSpec`.
+    """
+    names, _ = arg_names(model_fn)
+    names = tuple(name for name in names if name != 'self')
+    if 'features' not in names:
+        raise EstimatorError('model_fn %s must take an argument "features"; it takes (%s)'
+                             % (_name(model_fn), ', '.join(names)))
+    if 'labels' not in names and labels is not None:
+        raise EstimatorError('model_fn %s takes no "labels", but the input_fn gives labels'
+                             % _name(model_fn))
+    given = {'features': features, 'labels': labels, 'mode': mode, 'params': params,
+             'config': config}
+    tf.logging.info('Calling model_fn.')
+    spec = model_fn(**{name: given[name] for name in names if name in given})
+    tf.logging.info('Done calling model_fn.')
+    if not isinstance(spec, EstimatorSpec):
+        raise EstimatorError('model_fn %s returned %s: expected a tf.estimator.EstimatorSpec'
+                             % (_name(model_fn), type(spec).__name__))
+    return spec
+
+
+def batch_size(features):
+    """The static batch size of `features` (the first dimension of its first tensor), or
+    None when it is not known."""
+    for tensor in tf.nest.flatten(features):
+        if tf.is_tensor(tensor) and tensor.shape.ndims:
+            return tf.compat.dimension_value(tensor.shape[0])
+    return None
+
+
+class _IteratorInitializerHook(tf.train.SessionRunHook):
+    """Initialises a `Dataset`'s iterator in each session made."""
+
+    def __init__(self, iterator):
+        self._iterator = iterator
+
+    def begin(self):
+        self._initializer = self._iterator.initializer
+
+    def after_create_session(self, session, coord):
+        session.run(self._initializer)
+
+
+class LossLoggingHook(hooks_lib.StepHook):
+    """TF 1.x's `loss = 0.693, step = 1` line, through `tf.logging` at INFO, after the first
+    step and every `every_n_steps` steps after it, with the seconds since the last one."""
+
+    def __init__(self, steps_done, loss, every_n_steps):
+        super().__init__(steps_done, loss=loss)
+        self._every = every_n_steps
+        self._logged = None
+
+    def after_run(self, run_context, run_values):
+        step = hooks_lib.read_steps_done(run_values)
+        if self._logged is not None and step - self._logged[0] < self._every:
+            return
+        now = time.time()
+        line = 'loss = %s, step = %d' % (run_values.results['loss'], step)
+        if self._logged is not None:
+            line += ' (%.3f sec)' % (now - self._logged[1])
+        tf.logging.info(line)
+        self._logged = (step, now)
+
+
+class StepRateHook(hooks_lib.StepHook):
+    """TF 1.x's `global_step/sec: 12.3` line every `every_n_steps` steps, also written as the
+    summary 'global_step/sec' to `writer`."""
+
+    def __init__(self, steps_done, every_n_steps, writer):
+        super().__init__(steps_done)
+        self._every = every_n_steps
+        self._writer = writer
+        self._last = None
+
+    def after_run(self, run_context, run_values):
+        step = hooks_lib.read_steps_done(run_values)
+        now = time.time()
+        if self._last is None:
+            self._last = (step, now)
+            return
+        if step - self._last[0] < self._every:
+            return
+        rate = (step - self._last[0]) / max(now - self._last[1], 1e-9)
+        tf.logging.info('global_step/sec: %g', rate)
+        if self._writer is not None:
+            self._writer.add_summary(tf.Summary(value=[tf.Summary.Value(
+                tag='global_step/sec', simple_value=rate)]), step)
+        self._last = (step, now)
+
+
+class GraphWriterHook(tf.train.SessionRunHook):
+    """Writes the graph as `graph.pbtxt` into the model directory once the session exists, as
+    TF 1.x's checkpoint hook did."""
+
+    def __init__(self, model_dir):
+        self._model_dir = model_dir
+
+    def after_create_session(self, session, coord):
+        tf.train.write_graph(session.graph.as_graph_def(add_shapes=True), self._model_dir,
+                             'graph.pbtxt')
+
+
+class FinalLossHook(hooks_lib.StepHook):
+    """Keeps the loss of the last step run (`Loss for final step: ...`)."""
+
+    def __init__(self, steps_done, loss):
+        super().__init__(steps_done, loss=loss)
+        self.loss = None
+
+    def after_run(self, run_context, run_values):
+        self.loss = run_values.results['loss']

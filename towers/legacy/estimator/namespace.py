@@ -1,0 +1,130 @@
+"""The module objects of `tf.estimator` under the legacy runner, at every import path old code
+used: `tf.estimator` (= `tf.compat.v1.estimator`), `tensorflow.estimator`, `tensorflow_estimator`
+(`tensorflow_estimator.estimator`, `tensorflow_estimator.python.estimator.<module>`) and
+`tensorflow.python.estimator.<module>` (TF <= 1.12's private paths). Each is a `ProxyModule`,
+so a name the runner lacks stops the script with one line naming it, and each use is recorded.
+"""
+import importlib
+
+from towers.compat import tf
+from towers.legacy.modules import ProxyModule, StubModule
+
+HOOKS = ('SessionRunHook', 'SessionRunArgs', 'SessionRunContext', 'SessionRunValues',
+         'CheckpointSaverHook', 'CheckpointSaverListener', 'FeedFnHook', 'FinalOpsHook',
+         'GlobalStepWaiterHook', 'LoggingTensorHook', 'NanLossDuringTrainingError',
+         'NanTensorHook', 'ProfilerHook', 'SecondOrStepTimer', 'StepCounterHook',
+         'StopAtStepHook', 'SummarySaverHook')
+_PACKAGE = 'towers.legacy.estimator.'
+# The public API: name -> module of this package holding it (a module name without the
+# package; '' for the hooks, which are TensorFlow's).
+_NAMES = {
+    'Estimator': 'estimator', 'EstimatorSpec': 'spec', 'ModeKeys': 'spec',
+    'RunConfig': 'run_config', 'TrainSpec': 'training', 'EvalSpec': 'training',
+    'train_and_evaluate': 'training', 'Exporter': 'exporter', 'FinalExporter': 'exporter',
+    'LatestExporter': 'exporter', 'BestExporter': 'exporter',
+    'WarmStartSettings': 'warm_start', 'VocabInfo': 'warm_start',
+}
+_CANNED = ('DNNClassifier', 'DNNRegressor', 'LinearClassifier', 'LinearRegressor',
+           'DNNLinearCombinedClassifier', 'DNNLinearCombinedRegressor', 'BaselineClassifier',
+           'BaselineRegressor', 'classifier_parse_example_spec',
+           'regressor_parse_example_spec')
+_EXPORT = ('ServingInputReceiver', 'TensorServingInputReceiver', 'ExportOutput',
+           'PredictOutput', 'ClassificationOutput', 'RegressionOutput',
+           'build_parsing_serving_input_receiver_fn', 'build_raw_serving_input_receiver_fn')
+_INPUTS = ('numpy_input_fn', 'pandas_input_fn')
+# Private module paths of TF 1.x (below tensorflow.python.estimator and
+# tensorflow_estimator.python.estimator) -> this package's module with those names.
+_PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'run_config': 'run_config',
+            'training': 'training', 'exporter': 'exporter', 'warm_starting_util': 'warm_start',
+            'export': 'export', 'export.export': 'export', 'export.export_output': 'export',
+            'export.export_lib': 'export', 'inputs': 'inputs', 'inputs.inputs': 'inputs',
+            'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs', 'canned': 'canned'}
+ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
+         'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
+
+
+def _missing(attribute):
+    return "towers-legacy's tf.estimator does not have it"
+
+
+def _names(module, names):
+    """dict name -> the attribute `name` of this package's `module` (imported on first use)."""
+    return _LazyNames(module, names)
+
+
+class _LazyNames(dict):
+    """A dict of names of one module of this package, imported when a name is first read."""
+
+    def __init__(self, module, names):
+        super().__init__()
+        self._module, self._wanted = module, tuple(names)
+
+    def _load(self):
+        if not dict.__len__(self):
+            module = importlib.import_module(_PACKAGE + self._module) if self._module else tf.train
+            self.update({name: getattr(module, name) for name in self._wanted
+                         if hasattr(module, name)})
+
+    def get(self, key, default=None):
+        if key not in self._wanted:
+            return default
+        self._load()
+        return dict.get(self, key, default)
+
+    def __iter__(self):
+        return iter(self._wanted)
+
+
+class Namespace:
+    """`tf.estimator` and its import paths, recording use in `usage`.
+
+    Attributes:
+      root: the `tf.estimator` module.
+    """
+
+    def __init__(self, usage):
+        self._usage = usage
+        sources = [_names('', HOOKS), _names('canned', _CANNED)] + [
+            _names(module, [name for name, owner in _NAMES.items() if owner == module])
+            for module in sorted(set(_NAMES.values()))]
+        self._export = self._proxy('tensorflow.estimator.export', 'tf.estimator.export',
+                                   [_names('export', _EXPORT)])
+        self._inputs = self._proxy('tensorflow.estimator.inputs', 'tf.estimator.inputs',
+                                   [_names('inputs', _INPUTS)])
+        self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
+            {'export': self._export, 'inputs': self._inputs}])
+        self.root.__path__ = []
+
+    def _proxy(self, name, display, sources):
+        return ProxyModule(name, display, sources, self._usage, False, _missing)
+
+    def resolve(self, fullname):
+        """The module to import as `fullname`, or None for a name outside `ROOTS` and
+        `tensorflow_estimator`."""
+        if fullname in ('tensorflow_estimator', 'tensorflow_estimator.python'):
+            module = self._proxy(fullname, fullname, [{'estimator': self.root}])
+            module.__path__ = []
+            return module
+        root = next((root for root in ROOTS if fullname == root
+                     or fullname.startswith(root + '.')), None)
+        if root is None:
+            return None
+        path = fullname[len(root) + 1:]
+        if not path:
+            return self.root if root != 'tensorflow_estimator.python.estimator' else self._stub(
+                fullname, [])
+        if root in ('tensorflow.estimator', 'tensorflow_estimator.estimator'):
+            return {'export': self._export, 'inputs': self._inputs}.get(path) or self._stub(
+                fullname, [])
+        owner = _PRIVATE.get(path)
+        if owner is None and path.startswith('canned.'):
+            owner = 'canned'
+        if owner is None:
+            return self._stub(fullname, [])
+        module = importlib.import_module(_PACKAGE + owner)
+        proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, [module, self.root])
+        proxy.__path__ = []
+        return proxy
+
+    def _stub(self, fullname, sources):
+        return StubModule(fullname, fullname, sources, self._usage, False, _missing)

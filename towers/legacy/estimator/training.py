@@ -1,0 +1,169 @@
+"""`tf.estimator.train_and_evaluate` on one machine, with its `TrainSpec` and `EvalSpec`.
+
+As TF 1.15 ran it locally: one `Estimator.train` to `TrainSpec.max_steps`, and after each new
+checkpoint (the first, of the step training starts from, excepted) an evaluation of it, no
+sooner than `EvalSpec.throttle_secs` after the last one, then the `EvalSpec`'s exporters; once
+more at the end unless the last checkpoint was evaluated. Evaluations go to
+`model_dir/eval` (or `eval_<name>`), exports to `model_dir/export/<exporter name>`.
+
+    train_spec = tf.estimator.TrainSpec(train_input_fn, max_steps=1000)
+    eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=100, throttle_secs=60,
+                                      exporters=tf.estimator.LatestExporter('latest', receiver_fn))
+    metrics, export_results = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+
+Across processes (`TF_CONFIG` with a cluster) it is not provided here yet: such a call stops
+with one line saying so.
+"""
+import collections
+import os
+import time
+
+from towers.compat import tf
+from towers.legacy.estimator.exporter import Exporter
+from towers.legacy.estimator.spec import EstimatorError
+
+
+class TrainSpec(collections.namedtuple('TrainSpec', ['input_fn', 'max_steps', 'hooks'])):
+    """input_fn: the training input; max_steps: the global step to stop at (None: until the
+    input ends); hooks: further `SessionRunHook`s of the training."""
+
+    def __new__(cls, input_fn, max_steps=None, hooks=None):
+        if not callable(input_fn):
+            raise EstimatorError('TrainSpec input_fn must be callable, got %s'
+                                 % type(input_fn).__name__)
+        if max_steps is not None and max_steps <= 0:
+            raise EstimatorError('TrainSpec max_steps must be positive, given: %s' % max_steps)
+        return super().__new__(cls, input_fn, max_steps, tuple(hooks or ()))
+
+
+class EvalSpec(collections.namedtuple('EvalSpec', [
+        'input_fn', 'steps', 'name', 'hooks', 'exporters', 'start_delay_secs',
+        'throttle_secs'])):
+    """input_fn: the evaluation input; steps: batches per evaluation (None: all of them);
+    name: the evaluation's name (`eval_<name>`); hooks; exporters: an `Exporter` or a list of
+    them; start_delay_secs: (a separate evaluator's wait, unused locally); throttle_secs: the
+    least seconds between two evaluations."""
+
+    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
+                start_delay_secs=120, throttle_secs=600):
+        if not callable(input_fn):
+            raise EstimatorError('EvalSpec input_fn must be callable, got %s'
+                                 % type(input_fn).__name__)
+        if steps is not None and steps <= 0:
+            raise EstimatorError('EvalSpec steps must be positive, given: %s' % steps)
+        if isinstance(exporters, Exporter):
+            exporters = [exporters]
+        exporters = tuple(exporters or ())
+        names = [exporter.name for exporter in exporters]
+        for exporter in exporters:
+            if not isinstance(exporter, Exporter):
+                raise EstimatorError('EvalSpec exporters must be tf.estimator.Exporters, got %s'
+                                     % type(exporter).__name__)
+        if len(set(names)) != len(names):
+            raise EstimatorError('EvalSpec exporters must have distinct names, got %s' % names)
+        if throttle_secs < 0 or start_delay_secs < 0:
+            raise EstimatorError('EvalSpec start_delay_secs and throttle_secs must be >= 0')
+        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
+                               start_delay_secs, throttle_secs)
+
+
+class _Evaluator:
+    """Evaluates the newest checkpoint unless it was evaluated, then runs the exporters."""
+
+    def __init__(self, estimator, eval_spec, max_steps):
+        self._estimator = estimator
+        self._spec = eval_spec
+        self._max_steps = max_steps
+        self._previous = None
+        self.metrics = None
+        self.export_results = []
+
+    def evaluate_and_export(self):
+        checkpoint = self._estimator.latest_checkpoint()
+        if checkpoint is None:
+            tf.logging.warning('Estimator is not trained yet. Will start an evaluation when a '
+                               'checkpoint is ready.')
+            return
+        if checkpoint == self._previous:
+            tf.logging.warning('No new checkpoint ready for evaluation. Skip the current '
+                               'evaluation pass as evaluation results are expected to be same '
+                               'for the same checkpoint.')
+            return
+        metrics = self._estimator.evaluate(self._spec.input_fn, steps=self._spec.steps,
+                                           hooks=self._spec.hooks, checkpoint_path=checkpoint,
+                                           name=self._spec.name)
+        final = bool(self._max_steps) and metrics['global_step'] >= self._max_steps
+        base = os.path.join(self._estimator.model_dir, 'export')
+        self.export_results = [
+            exporter.export(self._estimator, os.path.join(base, exporter.name), checkpoint,
+                            metrics, final)
+            for exporter in self._spec.exporters]
+        self.metrics = metrics
+        self._previous = checkpoint
+
+
+class _EvaluateAfterCheckpoint(tf.train.CheckpointSaverListener):
+    """Evaluates after each checkpoint written (not the first, of the starting step), at most
+    once per `throttle_secs`, and at the end unless the last one was evaluated."""
+
+    def __init__(self, evaluator, throttle_secs, max_steps):
+        self._evaluator = evaluator
+        self._throttle = throttle_secs
+        self._max_steps = max_steps
+        self._first = True
+        self._last_time = None
+        self._last_step = None
+
+    def after_save(self, session, global_step_value):
+        if self._first:
+            self._first = False
+            return False
+        now = time.time()
+        if self._last_time is not None and now - self._last_time < self._throttle:
+            tf.logging.info('Skip the current checkpoint eval due to throttle secs (%s secs).',
+                            self._throttle)
+            return False
+        self._last_time, self._last_step = now, global_step_value
+        self._evaluator.evaluate_and_export()
+        return bool(self._max_steps) and global_step_value >= self._max_steps
+
+    def end(self, session, global_step_value):
+        if global_step_value != self._last_step:
+            self._evaluator.evaluate_and_export()
+
+
+def train_and_evaluate(estimator, train_spec, eval_spec):
+    """Trains `estimator` on `train_spec`, evaluating and exporting per `eval_spec` (see the
+    module docstring).
+
+    Returns:
+      (the last evaluation's metrics dict or None, the last exporters' results).
+
+    Raises:
+      EstimatorError: wrong argument types; a `TF_CONFIG` cluster (not provided yet).
+    """
+    if not hasattr(estimator, 'train') or not hasattr(estimator, 'evaluate'):
+        raise EstimatorError('train_and_evaluate needs a tf.estimator.Estimator, got %s'
+                             % type(estimator).__name__)
+    if not isinstance(train_spec, TrainSpec):
+        raise EstimatorError('train_and_evaluate needs a tf.estimator.TrainSpec, got %s'
+                             % type(train_spec).__name__)
+    if not isinstance(eval_spec, EvalSpec):
+        raise EstimatorError('train_and_evaluate needs a tf.estimator.EvalSpec, got %s'
+                             % type(eval_spec).__name__)
+    config = estimator.config
+    if config.cluster_spec.jobs:
+        raise EstimatorError('train_and_evaluate across processes (TF_CONFIG with a cluster: '
+                             'task %s %s) is not provided by towers-legacy yet; unset TF_CONFIG '
+                             'to train and evaluate in this process'
+                             % (config.task_type, config.task_id))
+    tf.logging.info('Start train and evaluate loop. The evaluate will happen after every '
+                    'checkpoint. Checkpoint frequency is determined based on RunConfig '
+                    'arguments: save_checkpoints_steps %s or save_checkpoints_secs %s.',
+                    config.save_checkpoints_steps, config.save_checkpoints_secs)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    listener = _EvaluateAfterCheckpoint(evaluator, eval_spec.throttle_secs,
+                                        train_spec.max_steps)
+    estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
+                    max_steps=train_spec.max_steps, saving_listeners=[listener])
+    return evaluator.metrics, evaluator.export_results
