@@ -45,7 +45,7 @@ def _check_structure(value, what, fn):
         for key, item in value.items():
             _check_structure(item, '%s[%r]' % (what, key), fn)
         return
-    raise EstimatorError('input_fn %s gave %s as %s: expected a tensor or a dict of '
+    raise EstimatorError('the input_fn %s() gave %s as %s: expected a tensor or a dict of '
                          'tensors' % (_name(fn), type(value).__name__, what))
 
 
@@ -64,7 +64,7 @@ def call_input_fn(input_fn, mode, params, config):
     given = {'mode': mode, 'params': params, 'config': config, 'input_context': None}
     unknown = [name for name in names if name not in given]
     if unknown:
-        raise EstimatorError('input_fn %s takes the argument(s) %s; an Estimator gives an '
+        raise EstimatorError('the input_fn %s() takes the argument(s) %s; an Estimator gives an '
                              'input_fn only %s' % (_name(input_fn), ', '.join(unknown),
                                                    ', '.join(_INPUT_FN_ARGS)))
     with tf.device('/cpu:0'):
@@ -76,7 +76,7 @@ def call_input_fn(input_fn, mode, params, config):
             result = iterator.get_next()
     if isinstance(result, (tuple, list)):
         if len(result) != 2:
-            raise EstimatorError('input_fn %s returned a %s of %d elements: expected '
+            raise EstimatorError('the input_fn %s() returned a %s of %d elements: expected '
                                  '(features, labels), a Dataset of them, or features alone'
                                  % (_name(input_fn), type(result).__name__, len(result)))
         features, labels = result
@@ -101,10 +101,10 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     names, _ = arg_names(model_fn)
     names = tuple(name for name in names if name != 'self')
     if 'features' not in names:
-        raise EstimatorError('model_fn %s must take an argument "features"; it takes (%s)'
+        raise EstimatorError('the model_fn %s() must take an argument "features"; it takes (%s)'
                              % (_name(model_fn), ', '.join(names)))
     if 'labels' not in names and labels is not None:
-        raise EstimatorError('model_fn %s takes no "labels", but the input_fn gives labels'
+        raise EstimatorError('the model_fn %s() takes no "labels", but the input_fn gives labels'
                              % _name(model_fn))
     given = {'features': features, 'labels': labels, 'mode': mode, 'params': params,
              'config': config}
@@ -112,7 +112,7 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     spec = model_fn(**{name: given[name] for name in names if name in given})
     tf.logging.info('Done calling model_fn.')
     if not isinstance(spec, EstimatorSpec):
-        raise EstimatorError('model_fn %s returned %s: expected a tf.estimator.EstimatorSpec'
+        raise EstimatorError('the model_fn %s() returned %s: expected a tf.estimator.EstimatorSpec'
                              % (_name(model_fn), type(spec).__name__))
     return spec
 

@@ -194,7 +194,8 @@ class Estimator:
             tf.logging.info('Skipping training since max_steps has already saved.')
             return self
         with preemption.stop_signals() as stop:
-            final_loss = self._train(input_fn, hooks, steps, max_steps, listeners)
+            final_loss = self._train(input_fn, hooks, steps, max_steps,
+                                     [_EndUnlessStopped(listener, stop) for listener in listeners])
         if stop.requested:
             raise SystemExit(stop.exit_status)
         tf.logging.info('Loss for final step: %s.', final_loss)
@@ -448,6 +449,29 @@ def _selected(predictions, keys):
         raise EstimatorError('predict_keys %s are not in the predictions (%s)'
                              % (', '.join(missing), ', '.join(sorted(predictions))))
     return {key: predictions[key] for key in keys}
+
+
+class _EndUnlessStopped(tf.train.CheckpointSaverListener):
+    """A listener whose `end` is skipped when a stop signal ended the training: a preempted
+    process saves its checkpoint and exits, without the final evaluation of
+    `train_and_evaluate`, which its restart will make."""
+
+    def __init__(self, listener, stop):
+        self._listener = listener
+        self._stop = stop
+
+    def begin(self):
+        self._listener.begin()
+
+    def before_save(self, session, global_step_value):
+        return self._listener.before_save(session, global_step_value)
+
+    def after_save(self, session, global_step_value):
+        return self._listener.after_save(session, global_step_value)
+
+    def end(self, session, global_step_value):
+        if not self._stop.requested:
+            self._listener.end(session, global_step_value)
 
 
 class _GivenSession(tf.train.SessionCreator):
