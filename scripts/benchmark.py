@@ -7,14 +7,19 @@ With `--batch_size` per tower and 1, 2, 4 ... `--num_gpus` devices: rows (a)-(e)
 training modes (f)-(l) and (m), the towers with op determinism, of `towers.benchmarks.suite`,
 each device count's timed in turns. Each
 ratio is the median of the rounds' ratios with its interquartile range; then the targets and
-the fastest mode. The input is the model's data set in `--data_dir`, or a generated one in its
+the fastest mode. `--estimator`: instead, the model through tf.estimator against towers.fit
+(`towers.benchmarks.estimator`). The input is the model's data set in `--data_dir`, or a generated one in its
 format (nothing is downloaded).
 """
 import functools
+import tempfile
+
+import numpy as np
 
 import towers
 from models import registry
 from towers import cli, flags
+from towers.benchmarks import estimator as estimator_benchmark
 from towers.benchmarks import measure as benchmark
 from towers.benchmarks import report, suite
 
@@ -49,6 +54,9 @@ def _parse_args(argv):
     parser.add_boolean('modes', True,
                        'Also measure the training modes (replicated, XLA, mixed precision) and '
                        'the towers with op determinism (--deterministic) at the most devices.')
+    parser.add_boolean('estimator', False,
+                       'Instead of the rows above: the model trained through tf.estimator (the '
+                       'legacy runner\'s Estimator) against towers.fit on one device, in turns.')
     parser.add_argument('--matmul_size', type=flags.positive_int, default=4096,
                         help='Side of the square float32 matrices of the matmul rate.')
     parser.add_argument('--json', help='Write the results to this JSON file.')
@@ -72,6 +80,8 @@ def main(argv):
         towers.configure_devices, log_device_placement=args.log_device_placement,
         ps_device=args.ps_device, intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads)
+    if args.estimator:
+        return _estimator(entry, batch_size, _plan(args))
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
                         args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
@@ -96,6 +106,22 @@ def main(argv):
     if args.json:
         report.save_results(args.json, *measured, report.headline_ratios(*measured))
         print('results: %s' % args.json)
+
+
+def _estimator(entry, batch_size, plan):
+    """Prints the Estimator's step rate over towers.fit's on one device."""
+    with tempfile.TemporaryDirectory(prefix='benchmark_estimator_') as work_dir:
+        ratio, medians = estimator_benchmark.run(entry, batch_size, plan, work_dir)
+    print('%s, %d examples per step, one device, %d rounds of %d steps in turns:'
+          % (entry.title, batch_size, plan.repeats, plan.steps_per_repeat))
+    for way in ('estimator', 'fit'):
+        print('  %-9s median step %.4f s (rounds: %s)' % (
+            way, float(np.median(medians[way])),
+            ', '.join('%.4f' % seconds for seconds in medians[way])))
+    print('Estimator step rate / towers.fit step rate: %.3f (quartiles %.3f-%.3f); target '
+          '>= 0.95: %s' % (ratio.median, ratio.low, ratio.high,
+                           'met' if ratio.median >= 0.95 else 'NOT met'))
+    return 0
 
 
 if __name__ == '__main__':
