@@ -1,0 +1,136 @@
+"""TF 1.15's `tf.estimator.DNNLinearCombinedClassifier` and `DNNLinearCombinedRegressor` (the v1
+classes): wide and deep, the logits of a linear model (variables under 'linear', as
+`LinearClassifier`'s) plus those of a DNN (under 'dnn', as `DNNClassifier`'s), each part trained
+by its own optimizer on its own variables: FTRL at min(0.005, 1/sqrt(linear columns)) and
+Adagrad at 0.001 by default. One training step steps the global step once.
+"""
+from towers.compat import tf
+from towers.legacy.estimator.canned import head as head_lib
+from towers.legacy.estimator.canned import model_fn as model_fn_lib
+from towers.legacy.estimator.canned.dnn import dnn_logits
+from towers.legacy.estimator.canned.linear import default_learning_rate, linear_logits
+from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
+from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.spec import EstimatorError
+
+DNN_LEARNING_RATE = 0.001
+LINEAR_LEARNING_RATE = 0.005
+
+
+def _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units):
+    if not linear_feature_columns and not dnn_feature_columns:
+        raise EstimatorError('Either linear_feature_columns or dnn_feature_columns must be '
+                             'defined.')
+    if dnn_feature_columns and not dnn_hidden_units:
+        raise EstimatorError('dnn_hidden_units must be defined when dnn_feature_columns is '
+                             'specified.')
+
+
+def _checked_optimizer(optimizer):
+    if isinstance(optimizer, tf.train.SyncReplicasOptimizer):
+        raise EstimatorError('SyncReplicasOptimizer does not support two optimizers, as a '
+                             'DNNLinearCombined estimator has: use a DNN or a Linear estimator')
+    return optimizer
+
+
+def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_columns,
+                                 linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                                 dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+                                 input_layer_partitioner, config, batch_norm,
+                                 linear_sparse_combiner):
+    """The `EstimatorSpec` of a wide-and-deep estimator (either part may be absent)."""
+    model_fn_lib.checked_features(features, 'DNNLinearCombined estimator')
+    input_partitioner = model_fn_lib.input_layer_partitioner(config, input_layer_partitioner)
+    parts = []  # (logits, optimizer, variable scope name) of each part
+    if dnn_feature_columns:
+        optimizer = _checked_optimizer(get_optimizer_instance(dnn_optimizer, DNN_LEARNING_RATE))
+        with tf.variable_scope('dnn', values=tuple(features.values()),
+                               partitioner=model_fn_lib.hidden_layer_partitioner(config)) as scope:
+            logits = dnn_logits(features, mode, head.logits_dimension, dnn_hidden_units,
+                                dnn_feature_columns, dnn_activation_fn, dnn_dropout,
+                                input_partitioner, batch_norm)
+        parts.append((logits, optimizer, scope.name))
+    if linear_feature_columns:
+        optimizer = _checked_optimizer(get_optimizer_instance(
+            linear_optimizer, default_learning_rate(linear_feature_columns,
+                                                    LINEAR_LEARNING_RATE)))
+        with tf.variable_scope('linear', values=tuple(features.values()),
+                               partitioner=input_partitioner) as scope:
+            logits = linear_logits(features, head.logits_dimension, linear_feature_columns,
+                                   linear_sparse_combiner)
+            model_fn_lib.layer_summary(logits, scope.name)
+        parts.append((logits, optimizer, scope.name))
+
+    def train_op_fn(loss):
+        steps = [optimizer.minimize(loss, var_list=tf.get_collection(
+                     tf.GraphKeys.TRAINABLE_VARIABLES, scope=scope_name))
+                 for _, optimizer, scope_name in parts]
+        with tf.control_dependencies([tf.group(*steps)]):
+            return tf.assign_add(tf.train.get_global_step(), 1).op
+
+    return head.create_estimator_spec(features=features, mode=mode, labels=labels,
+                                      logits=tf.add_n([logits for logits, _, _ in parts]),
+                                      train_op_fn=train_op_fn)
+
+
+class DNNLinearCombinedClassifier(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedClassifier`: a wide-and-deep
+    classifier of `n_classes`; labels, loss, predictions and metrics as `DNNClassifier`'s.
+
+    Args:
+      model_dir, config, warm_start_from: as `Estimator`'s.
+      linear_feature_columns: the columns of the linear part (None: no linear part).
+      linear_optimizer: 'Ftrl' by default; a name gets min(0.005, 1/sqrt(len(columns))).
+      dnn_feature_columns: the dense columns of the DNN part (None: no DNN part).
+      dnn_optimizer: 'Adagrad' by default; a name gets the learning rate 0.001.
+      dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm: the DNN part's, as
+        `DNNClassifier`'s hidden_units, activation_fn, dropout, batch_norm.
+      n_classes, weight_column, label_vocabulary, input_layer_partitioner, loss_reduction: as
+        `DNNClassifier`'s.
+      linear_sparse_combiner: the linear part's sparse_combiner ('sum', 'mean', 'sqrtn').
+    """
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
+                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
+                 config=None, warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
+                 batch_norm=False, linear_sparse_combiner='sum'):
+        _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units)
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction)
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                dnn_linear_combined_model_fn, head=head,
+                linear_feature_columns=linear_feature_columns,
+                linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
+                dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
+                dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
+                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
+                linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNLinearCombinedRegressor(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedRegressor`: a wide-and-deep regressor
+    of `label_dimension` values per example; labels, loss, predictions and metrics as
+    `DNNRegressor`'s, the other arguments as `DNNLinearCombinedClassifier`'s."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
+                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
+                 weight_column=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
+                 batch_norm=False, linear_sparse_combiner='sum'):
+        _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units)
+        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                dnn_linear_combined_model_fn, head=head,
+                linear_feature_columns=linear_feature_columns,
+                linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
+                dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
+                dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
+                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
+                linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -1,0 +1,106 @@
+"""TF 1.15's `tf.estimator.LinearClassifier` and `LinearRegressor` (the v1 classes): a linear
+model over `tf.feature_column.linear_model`, trained by FTRL (learning rate 0.2) by default.
+
+Its variables are TF 1.15's: 'linear/linear_model/<column>/weights' and
+'linear/linear_model/bias_weights' (in the graph each a partitioned variable, '/part_0' without
+parameter servers). Training writes the summaries 'linear/bias' and
+'linear/fraction_of_zero_weights'.
+"""
+import math
+
+from towers.compat import tf
+from towers.legacy.estimator.canned import head as head_lib
+from towers.legacy.estimator.canned import model_fn as model_fn_lib
+from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
+from towers.legacy.estimator.estimator import Estimator
+
+LEARNING_RATE = 0.2
+
+
+def linear_logits(features, units, feature_columns, sparse_combiner):
+    """Logits [batch, units] of a linear model, its variables under 'linear_model' in the current
+    variable scope; `sparse_combiner` ('sum', 'mean' or 'sqrtn') reduces a multivalent
+    categorical column."""
+    cols_to_vars = {}
+    logits = tf.feature_column.linear_model(features, feature_columns, units=units,
+                                            sparse_combiner=sparse_combiner,
+                                            cols_to_vars=cols_to_vars)
+    bias = cols_to_vars.pop('bias')
+    if units > 1:
+        tf.summary.histogram('bias', bias)
+    else:
+        tf.summary.scalar('bias', bias[0][0])
+    weights = [part for parts in cols_to_vars.values() for part in parts]
+    with tf.name_scope('zero_fraction'):
+        zero_fraction = tf.nn.zero_fraction(
+            tf.concat([tf.reshape(part, [-1]) for part in weights], axis=0))
+    tf.summary.scalar('fraction_of_zero_weights', zero_fraction)
+    return logits
+
+
+def default_learning_rate(feature_columns, highest):
+    """TF 1.x's learning rate of FTRL when the optimizer was not given: 1/sqrt(columns), at most
+    `highest`."""
+    return min(highest, 1. / math.sqrt(len(feature_columns)))
+
+
+def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, partitioner,
+                    config, sparse_combiner):
+    """The `EstimatorSpec` of a linear estimator, its variables under 'linear'.
+
+    `optimizer` None is FTRL at `default_learning_rate`; a name gets `LEARNING_RATE`.
+    """
+    model_fn_lib.checked_features(features, 'Linear estimator')
+    with tf.variable_scope('linear', values=tuple(features.values()),
+                           partitioner=model_fn_lib.input_layer_partitioner(config, partitioner)):
+        logits = linear_logits(features, head.logits_dimension, feature_columns, sparse_combiner)
+        optimizer = get_optimizer_instance(
+            optimizer or tf.train.FtrlOptimizer(
+                default_learning_rate(feature_columns, LEARNING_RATE)),
+            LEARNING_RATE)
+        return head.create_estimator_spec(features=features, mode=mode, logits=logits,
+                                          labels=labels, optimizer=optimizer)
+
+
+class LinearClassifier(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.LinearClassifier`: a linear classifier of `n_classes`.
+
+    Labels, loss, predictions and metrics are as `DNNClassifier`'s.
+
+    Args:
+      feature_columns: the `tf.feature_column`s of the input (categorical ones too).
+      model_dir, config, warm_start_from: as `Estimator`'s.
+      n_classes, weight_column, label_vocabulary, loss_reduction: as `DNNClassifier`'s.
+      optimizer: 'Ftrl' (learning rate 0.2), another name, a `tf.train.Optimizer`, a callable
+        returning one, or None: FTRL at min(0.2, 1/sqrt(len(feature_columns))).
+      partitioner: the variables' partitioner (64 MiB slices by default).
+      sparse_combiner: 'sum', 'mean' or 'sqrtn', for multivalent categorical columns.
+    """
+
+    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer='Ftrl', config=None, partitioner=None,
+                 warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
+                 sparse_combiner='sum'):
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction)
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                linear_model_fn, head=head, feature_columns=tuple(feature_columns or ()),
+                optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class LinearRegressor(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.LinearRegressor`: a linear regressor of
+    `label_dimension` values per example; labels, loss, predictions and metrics as
+    `DNNRegressor`'s, the other arguments as `LinearClassifier`'s."""
+
+    def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
+                 optimizer='Ftrl', config=None, partitioner=None, warm_start_from=None,
+                 loss_reduction=tf.losses.Reduction.SUM, sparse_combiner='sum'):
+        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                linear_model_fn, head=head, feature_columns=tuple(feature_columns or ()),
+                optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
