@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from towers.compat import tf
-from towers.legacy.estimator.inputs import numpy_input_fn, pandas_input_fn
+from towers.legacy.estimator.inputs import numpy_input_fn
 from towers.legacy.estimator.spec import EstimatorError
 
 
@@ -71,17 +71,3 @@ def test_numpy_input_fn_refuses_x_and_y_of_different_lengths_and_shared_keys():
         numpy_input_fn({'a': np.arange(3)}, {'a': np.arange(3)}, shuffle=False)
     with pytest.raises(TypeError, match='x must be a dict or array'):
         numpy_input_fn([1, 2, 3], shuffle=False)
-
-
-def test_pandas_columns_become_features_and_a_series_the_labels():
-    pandas = pytest.importorskip('pandas')
-    x = pandas.DataFrame({'a': np.arange(5.), 'b': ['p', 'q', 'r', 's', 't']})
-    y = pandas.Series(np.arange(5) * 10)
-    features, labels = pandas_input_fn(x, y, batch_size=3, shuffle=False)()
-    batches = _all_batches((features, labels))
-    assert [batch['b'].tolist() for batch, _ in batches] == [[b'p', b'q', b'r'], [b's', b't']]
-    assert np.concatenate([labels for _, labels in batches]).tolist() == [0, 10, 20, 30, 40]
-    with pytest.raises(EstimatorError, match='Index for x and y are mismatched'):
-        pandas_input_fn(x, y.set_axis(range(1, 6)), shuffle=False)
-    with pytest.raises(EstimatorError, match='shuffle must be provided'):
-        pandas_input_fn(x, y)

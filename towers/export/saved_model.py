@@ -133,7 +133,7 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
             inputs, outputs = serving.build()
         var_list = tf.global_variables() if serving.var_list is None else serving.var_list()
         require_variables(checkpoint, var_list if isinstance(var_list, dict)
-                          else [variable.op.name for variable in var_list], serving.what)
+                          else [_saved_name(variable) for variable in var_list], serving.what)
         return inputs, outputs
 
     with Restored(build, checkpoint, var_list=serving.var_list) as net:
@@ -148,6 +148,12 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
                 _write_keras(serving.keras_model(), net.session, keras_out, tf2_checkpoint_dir)
     return Signature(*({name: tf.TensorSpec(tensor.shape, tensor.dtype)
                         for name, tensor in tensors.items()} for tensors in (inputs, outputs)))
+
+
+def _saved_name(variable):
+    """The name `variable` has in a checkpoint: a partition's is its whole variable's."""
+    info = getattr(variable, '_save_slice_info', None)
+    return info.full_name if info else variable.op.name
 
 
 def _write_directory(path, flag, write):

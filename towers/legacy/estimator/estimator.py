@@ -210,7 +210,9 @@ class Estimator:
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
             if self._warm_start is not None:
                 tf.train.warm_start(*self._warm_start)
-            tf.summary.scalar('loss', spec.loss)
+            if not any(summary.op.name == 'loss'
+                       for summary in tf.get_collection(tf.GraphKeys.SUMMARIES)):
+                tf.summary.scalar('loss', spec.loss)
             scaffold = spec.scaffold
             saver = scaffold.saver or _collected_saver() or tf.train.Saver(
                 sharded=True, max_to_keep=config.keep_checkpoint_max,
