@@ -4,17 +4,26 @@ status that says whether all are."""
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
+import types
 
-from towers.legacy import check
+import numpy as np
+import pytest
+
+from towers.compat import tf
+from towers.errors import EXIT_ERROR
+from towers.legacy import check, runner
+from towers.legacy.modules import Usage
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGACY_DIR = os.path.join(REPO, 'tests', 'data', 'legacy')
 
 
-def run_check(script):
+def run_check(script, **environment):
     return subprocess.run([sys.executable, '-m', 'towers.legacy', '--check', script], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **environment))
 
 
 def write(path, source):
@@ -106,3 +115,174 @@ def test_a_program_using_what_the_runner_lacks_fails_naming_it_and_its_replaceme
                            ('tf.contrib.framework.python.ops.arg_scope', 'tf-slim'),
                            ('tensorflow.python.client.device_lib', 'TensorFlow')):
         assert next(line for line in lines if line.startswith(name + ' ')).endswith(provider)
+
+
+def test_installed_packages_are_not_read_also_where_pythonpath_names_their_folder(tmp_path):
+    script = write(tmp_path / 'program' / 'train.py', '''
+        import mine
+        import pandas_like
+        import vendored
+        ''')
+    uses_np_strings = 'import numpy as np\nupper = np.strings.upper\n'
+    site_packages = tmp_path / 'lib' / 'site-packages'
+    write(site_packages / 'pandas_like' / '__init__.py', uses_np_strings)
+    write(tmp_path / 'target' / 'vendored' / '__init__.py', uses_np_strings)
+    write(tmp_path / 'target' / 'vendored-1.0.dist-info' / 'RECORD',
+          'vendored/__init__.py,sha256=x,30\nvendored-1.0.dist-info/RECORD,,\n')
+    write(tmp_path / 'source' / 'mine' / '__init__.py', 'import tensorflow as tf\n')
+    write(tmp_path / 'source' / 'mine.egg-info' / 'SOURCES.txt', 'mine/__init__.py\n')
+    _, files = check.read_program(script, [str(tmp_path / 'program'), str(site_packages),
+                                           str(tmp_path / 'target'), str(tmp_path / 'source')])
+    assert [os.path.relpath(f, str(tmp_path)) for f in files] == [
+        os.path.join('program', 'train.py'), os.path.join('source', 'mine', '__init__.py')]
+
+
+def test_files_of_python_and_of_site_packages_are_installed_and_the_users_are_not(tmp_path):
+    assert check.installed(np.__file__)
+    assert check.installed(os.path.join(sysconfig.get_paths()['stdlib'], 'os.py'))
+    assert check.installed(str(tmp_path / 'dist-packages' / 'lib.py'))
+    assert not check.installed(str(tmp_path / 'train.py'))
+
+
+def test_import_star_is_a_use_of_the_module_not_of_a_name_star(tmp_path):
+    script = write(tmp_path / 'train.py', '''
+        from numpy import *
+        from tensorflow.contrib.slim import *
+        ''')
+    uses, _ = check.read_program(script, [str(tmp_path)])
+    assert names(uses) == {('numpy', ()), ('tensorflow.contrib.slim', ())}
+
+
+@pytest.mark.parametrize('name', ['strings', '_core', 'char', 'tests'])
+def test_numpys_own_names_and_submodules_are_never_reported(name):
+    assert check._look_up_numpy(name) is None
+
+
+def test_a_name_numpy_2_removed_is_reported():
+    assert check._look_up_numpy('byte_bounds')[1:] == (
+        None, '`np.byte_bounds` was removed in the NumPy 2.0 release. Now it\'s available '
+              'under `np.lib.array_utils.byte_bounds`')
+
+
+@pytest.fixture
+def fake_tensorflow(monkeypatch):
+    """A module 'legacy_fake_tf' with a stub marked missing, a function `FAILS_WHEN_CALLED`
+    names, a class with a marked method and a working one, and a working function."""
+    module = types.ModuleType('legacy_fake_tf')
+
+    def stub():
+        raise NotImplementedError
+
+    def raising():
+        raise NotImplementedError
+
+    def works():
+        return 0
+
+    class Spec:
+        def merge_from(self, other):
+            raise NotImplementedError
+
+        def to_string(self):
+            return ''
+
+    stub.__towers_legacy_missing__ = 'the runner does not provide it yet'
+    Spec.merge_from.__towers_legacy_missing__ = 'Spec is immutable here'
+    raising.__module__ = works.__module__ = Spec.__module__ = 'legacy_fake_tf'
+    module.__dict__.update(stub=stub, raising=raising, Spec=Spec, works=works)
+    monkeypatch.setitem(sys.modules, 'legacy_fake_tf', module)
+    monkeypatch.setitem(check.FAILS_WHEN_CALLED, 'legacy_fake_tf.%s' % raising.__qualname__,
+                        'it raises NotImplementedError')
+    return module
+
+
+@pytest.mark.parametrize('attributes, expected', [
+    (('stub',), ('legacy_fake_tf.stub', None, 'the runner does not provide it yet')),
+    (('raising',), ('legacy_fake_tf.raising', None, 'it raises NotImplementedError')),
+    (('Spec', 'merge_from'), ('legacy_fake_tf.Spec.merge_from', None,
+                              'Spec is immutable here')),
+    (('Spec', 'to_string'), ('legacy_fake_tf.Spec', 'Python', None)),
+    (('works',), ('legacy_fake_tf.works', 'Python', None))])
+def test_a_name_whose_object_fails_when_called_is_not_provided_and_says_why(
+        fake_tensorflow, attributes, expected):
+    assert check.look_up(check.Use('legacy_fake_tf', attributes, 'train.py:1')) == expected
+
+
+@pytest.fixture(scope='module')
+def site_packages_check(tmp_path_factory):
+    """--check of a script that imports installed packages, with site-packages on PYTHONPATH,
+    and calls tf-keras's model_to_estimator."""
+    script = write(tmp_path_factory.mktemp('legacy_check') / 'train.py', '''
+        import matplotlib.pyplot as plt
+        import sklearn.metrics
+        import tensorflow as tf
+        estimator = tf.keras.estimator.model_to_estimator(keras_model=None)
+        ''')
+    return run_check(script, PYTHONPATH=sysconfig.get_paths()['purelib'])
+
+
+def test_with_site_packages_on_pythonpath_only_the_script_is_read(site_packages_check):
+    assert ': 1 file read, ' in site_packages_check.stdout.splitlines()[0]
+
+
+def test_model_to_estimator_of_tf_keras_is_not_provided_as_the_runner_fails_on_it(
+        site_packages_check):
+    assert site_packages_check.returncode == 1
+    lines = site_packages_check.stdout.splitlines()
+    assert lines[-1] == ('error: 1 of 2 names are not provided: '
+                         'tf.keras.estimator.model_to_estimator')
+    assert lines[2].startswith('tf.keras.estimator.model_to_estimator ')
+    assert lines[2].endswith('NOT PROVIDED: ' + check.FAILS_WHEN_CALLED[
+        'tf_keras.src.estimator.model_to_estimator'])
+
+
+def run_in_process(tmp_path, monkeypatch, capsys, source):
+    """Runs `source` as tmp_path/script.py through `runner.run_script` in this process (its
+    `tf` is the runner's, `towers.compat.tf`); returns (status, stdout, stderr lines, script
+    path)."""
+    script = write(tmp_path / 'script.py', source)
+    monkeypatch.setattr(sys, 'argv', list(sys.argv))
+    monkeypatch.setattr(sys, 'path', list(sys.path))
+    status = runner.run_script(script, [], Usage())
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err.splitlines(), script
+
+
+def test_a_tensorflow_name_the_runner_lacks_stops_the_script_with_one_line_at_its_line(
+        tmp_path, monkeypatch, capsys):
+    status, out, lines, script = run_in_process(tmp_path, monkeypatch, capsys, '''
+        from towers.compat import tf
+
+        print('probe: %s' % hasattr(tf.train, 'SomethingRemoved'))
+        try:
+            tf.foo_removed_name
+        except AttributeError:
+            print('version-tolerant code goes on')
+        saver = tf.train.SomethingRemoved()
+        ''')
+    assert status == EXIT_ERROR
+    assert out == 'probe: False\nversion-tolerant code goes on\n'
+    assert lines[0] == ('error: %s:9: tf.train.SomethingRemoved is not available: '
+                        'tf.compat.v1.train of TensorFlow %s does not have it'
+                        % (script, tf.__version__))
+    assert len(lines) == 2 and lines[1].startswith('towers-legacy: compatibility pieces used')
+
+
+def test_a_missing_tensorflow_name_read_by_an_installed_package_keeps_its_traceback(
+        tmp_path, monkeypatch, capsys):
+    library = write(tmp_path / 'site-packages' / 'library.py', '''
+        def saver(tf):
+            return tf.train.SomethingRemoved()
+        ''')
+    status, _, lines, _ = run_in_process(tmp_path, monkeypatch, capsys, '''
+        import importlib.util
+        from towers.compat import tf
+
+        spec = importlib.util.spec_from_file_location('library', %r)
+        library = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(library)
+        library.saver(tf)
+        ''' % library)
+    assert status == EXIT_ERROR
+    assert lines[0] == 'Traceback (most recent call last):'
+    assert not [line for line in lines if line.startswith('error:')]

@@ -4,19 +4,35 @@ provides them, without running the script.
     towers-legacy --check train_image_classifier.py
 
 The script and the local modules it imports (found as Python finds them: in the script's
-folder, then in those of `PYTHONPATH`) are parsed with `ast`. The names they reach through
-TensorFlow (`tf.x.y` after `import tensorflow as tf` or `import tensorflow.compat.v1 as tf`,
-`from tensorflow... import`, aliases such as `slim = tf.contrib.slim`), NumPy's removed names
-(`np.int`), `scipy.misc`, and Python 2's modules and builtins are looked up in what the runner
-gives a script (the shim is installed; nothing of the script runs), so the report and the
-runner cannot disagree. One table: each name, its uses, where it is first used, and what
-provides it, or why it is not provided and what replaces it. Exit status 0 when everything is
-provided, `EXIT_ERROR` otherwise.
+folder, then in those of `PYTHONPATH`) are parsed with `ast`. An installed package is never
+read, also where `PYTHONPATH` names its folder: one in a site-packages folder, in a folder of
+the interpreter's `sys.path`, or beside its distribution's '*.dist-info' (as `pip install
+--target` leaves it). The names they reach through TensorFlow (`tf.x.y` after `import
+tensorflow as tf` or `import tensorflow.compat.v1 as tf`, `from tensorflow... import`, aliases
+such as `slim = tf.contrib.slim`), NumPy's removed names (`np.int`), `scipy.misc`, and Python
+2's modules and builtins are looked up in what the runner gives a script (the shim is
+installed; nothing of the script runs), so the report and the runner cannot disagree. One
+table: each name, its uses, where it is first used, and what provides it, or why it is not
+provided and what replaces it. Exit status 0 when everything is provided, `EXIT_ERROR`
+otherwise.
+
+A name is provided when the runner has an object for it that works when used. One that
+exists but fails when called is not: the runner marks a stub of its own with the attribute
+`MISSING` ('__towers_legacy_missing__', its value why), and `FAILS_WHEN_CALLED` names the
+objects of other packages known to raise (`tf.keras.estimator.model_to_estimator`: tf-keras
+raises NotImplementedError).
 """
 import ast
 import collections
+import functools
+import glob
 import importlib
+import importlib.util
+import inspect
 import os
+import site
+import sys
+import sysconfig
 import types
 
 import numpy as np
@@ -43,6 +59,24 @@ _PROVIDERS = (('towers', 'towers-legacy'), ('tensorflow', 'TensorFlow'), ('tf_sl
               ('tf_keras', 'tf-keras'), ('absl', 'absl'), ('scipy', 'SciPy'),
               ('numpy', 'NumPy'), ('PIL', 'Pillow'))
 
+# TensorFlow's modules as a script names them: the runner's `tf` is `tf.compat.v1`, whose
+# modules are 'tensorflow._api.v2.compat.v1...', and its `tf.keras` is tf-keras's.
+_SCRIPT_NAMES = (('tensorflow.compat.v1', 'tensorflow'),
+                 ('tensorflow._api.v2.compat.v1', 'tensorflow'),
+                 ('tf_keras.api._v1.keras', 'tensorflow.keras'),
+                 ('tf_keras.api._v2.keras', 'tensorflow.keras'),
+                 ('keras._tf_keras.keras', 'tensorflow.keras'))
+MISSING = '__towers_legacy_missing__'
+# What other packages give the runner that exists but raises when called, by where it is
+# defined ('module.qualified_name') -> why. An entry goes when the runner provides the name
+# with an object of its own (then it is another object) or makes this one work.
+FAILS_WHEN_CALLED = {
+    'tf_keras.src.estimator.model_to_estimator':
+        'tf-keras raises NotImplementedError when it is called: it builds on the package '
+        'tensorflow-estimator, which TensorFlow 2.16 stopped shipping',
+}
+_INSTALLED_FOLDERS = ('site-packages', 'dist-packages')
+
 Use = collections.namedtuple('Use', ['module', 'attributes', 'where'])
 Use.__doc__ = """A name a file uses: `attributes` (a tuple) read in turn from the module
 `module` (an import name; None for a name no runner can provide: a Python 2 name, a call of
@@ -54,9 +88,12 @@ what provides it (`provider`) or why it is not provided (`missing`)."""
 
 
 def _canonical(module):
-    """'tensorflow.compat.v1[.x]' -> 'tensorflow[.x]', as the runner makes them one module."""
-    if module == 'tensorflow.compat.v1' or module.startswith('tensorflow.compat.v1.'):
-        return 'tensorflow' + module[len('tensorflow.compat.v1'):]
+    """'tensorflow.compat.v1[.x]' -> 'tensorflow[.x]', as the runner makes them one module;
+    also the names of the modules behind them ('tensorflow._api.v2.compat.v1.train' ->
+    'tensorflow.train', 'tf_keras.api._v1.keras.layers' -> 'tensorflow.keras.layers')."""
+    for prefix, name in _SCRIPT_NAMES:
+        if module == prefix or module.startswith(prefix + '.'):
+            return name + module[len(prefix):]
     return module
 
 
@@ -108,6 +145,9 @@ class _FileReader(ast.NodeVisitor):
             return
         module = _canonical(node.module)
         for alias in node.names:
+            if alias.name == '*':
+                self._use(module, (), node)
+                continue
             self._aliases[alias.asname or alias.name] = (module, (alias.name,))
             self._use(module, (alias.name,), node)
 
@@ -171,6 +211,8 @@ def _local_files(module, level, names, path, roots):
     for base in bases:
         target = os.path.join(base, *parts)
         if os.path.isdir(target) or os.path.isfile(target + '.py'):
+            if not level and _installed_module(base, parts[0], own_folder=roots[0]):
+                return []
             files = [os.path.join(base, *parts[:i], '__init__.py')
                      for i in range(1, len(parts) + 1)]
             files.append(target + '.py')
@@ -181,12 +223,68 @@ def _local_files(module, level, names, path, roots):
     return []
 
 
+def installed(path):
+    """Whether the file or folder `path` belongs to Python or to a package installed into it:
+    it lies in a 'site-packages' or 'dist-packages' folder, or in the interpreter's standard
+    library or site folders."""
+    real = os.path.realpath(path)
+    return (any(part in _INSTALLED_FOLDERS for part in real.split(os.sep))
+            or any(real.startswith(folder + os.sep) for folder in _python_folders()))
+
+
+@functools.lru_cache(maxsize=None)
+def _python_folders():
+    """The real paths of the interpreter's standard library and site folders."""
+    paths = sysconfig.get_paths()
+    folders = [paths.get(key) for key in ('stdlib', 'platstdlib', 'purelib', 'platlib')]
+    folders += site.getsitepackages() + [site.getusersitepackages()]
+    return tuple({os.path.realpath(folder) for folder in folders if folder})
+
+
+def _installed_module(folder, top, own_folder):
+    """Whether the module or package `top` that an import finds in `folder` is an installed one,
+    not the user's: it is `installed`, or `folder` is on the interpreter's `sys.path` beyond
+    `PYTHONPATH` (where installers and .pth files put packages) and is not `own_folder` (the
+    script's), or a distribution installed in `folder` (as `pip install --target` makes)
+    lists `top`."""
+    real = os.path.realpath(folder)
+    pythonpath = {os.path.realpath(path)
+                  for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path}
+    on_sys_path = {os.path.realpath(path) for path in sys.path[1:] if path} - pythonpath
+    return (installed(os.path.join(folder, top))
+            or (real in on_sys_path and real != os.path.realpath(own_folder))
+            or top in _distributed_names(real))
+
+
+@functools.lru_cache(maxsize=None)
+def _distributed_names(folder):
+    """The top-level modules and packages that the distributions installed in `folder` list:
+    a '*.dist-info' its RECORD, an installed '*.egg-info' its installed-files.txt (the
+    '*.egg-info' of a source tree, from a build or an editable install, lists the user's own
+    modules as its sources, and is not one)."""
+    def listed(pattern, relative_to):
+        names = set()
+        for listing in glob.glob(os.path.join(glob.escape(folder), pattern)):
+            with open(listing, encoding='utf-8', errors='replace') as lines:
+                for line in lines:
+                    entry = line.split(',')[0].strip()
+                    if entry:
+                        path = os.path.relpath(os.path.join(relative_to(listing), entry), folder)
+                        if not path.startswith(os.pardir):
+                            names.add(path.split(os.sep)[0].split('.')[0])
+        return names
+    return frozenset(listed(os.path.join('*.dist-info', 'RECORD'), lambda listing: folder)
+                     | listed(os.path.join('*.egg-info', 'installed-files.txt'),
+                              os.path.dirname))
+
+
 def read_program(script, roots):
     """The uses of checked names in `script` and the local modules it imports, transitively.
 
     Args:
       script: the script's path.
       roots: folders absolute imports are looked up in, first first (the script's own first).
+        A module an import finds installed (`_installed_module`) is not read.
 
     Returns:
       (list of `Use`, list of the files read). A file that does not parse as Python 3 is a
@@ -198,15 +296,15 @@ def read_program(script, roots):
         if path in done:
             continue
         done.append(path)
-        shown = os.path.relpath(path)
+        relative = os.path.relpath(path)
         try:
             with open(path, encoding='utf-8') as f:
                 tree = ast.parse(f.read(), path)
         except (SyntaxError, UnicodeDecodeError) as err:
             uses.append(Use(None, ('not Python 3 (%s)' % err.__class__.__name__,),
-                            '%s:%s' % (shown, getattr(err, 'lineno', 1))))
+                            '%s:%s' % (relative, getattr(err, 'lineno', 1))))
             continue
-        reader = _FileReader(shown)
+        reader = _FileReader(relative)
         reader.visit(tree)
         uses += reader.uses
         for module, level, names in reader.imports:
@@ -214,12 +312,13 @@ def read_program(script, roots):
     return uses, done
 
 
-def _shown(module, attributes):
-    """How the report writes a name: 'tf.contrib.slim.arg_scope', 'np.int'."""
-    dotted = '.'.join((module,) + attributes)
-    for prefix, shown in _SHOWN:
+def shown(module, attributes):
+    """How the report writes a name: 'tf.contrib.slim.arg_scope', 'np.int'; `module` may be
+    the name of a module behind one the script names ('tensorflow._api.v2.compat.v1.train')."""
+    dotted = '.'.join((_canonical(module),) + tuple(attributes))
+    for prefix, short in _SHOWN:
         if dotted == prefix or dotted.startswith(prefix + '.'):
-            return shown + dotted[len(prefix):]
+            return short + dotted[len(prefix):]
     return dotted
 
 
@@ -255,9 +354,10 @@ def look_up(use):
 
     Returns:
       (name, provider, missing): the name as the report writes it, cut after the first
-      attribute that is not a module ('tf.train.Saver') or at the first one missing; who
-      provides it, or None; why it is not provided, or None. None for a name not checked: a
-      NumPy name NumPy has, a SciPy name outside `scipy.misc`.
+      attribute that is not a module ('tf.train.Saver') or at the first one missing, or at
+      one that fails when called (`fails_when_called`; also an attribute of a class,
+      'tf.DeviceSpec.merge_from'); who provides it, or None; why it is not provided, or None.
+      None for a name not checked: a NumPy name NumPy has, a SciPy name outside `scipy.misc`.
     """
     module, attributes = use.module, use.attributes
     dotted = '.'.join((module,) + attributes)
@@ -274,9 +374,30 @@ def look_up(use):
             reached += (attribute,)
             holder, found = found, _attribute(found, '.'.join((module,) + reached), attribute)
     except (AttributeError, ImportError, LegacyError) as err:
-        return (_shown(module, reached), None,
+        return (shown(module, reached), None,
                 str(err).split(' is not available: ')[-1].split('\n')[0])
-    return _shown(module, reached), _provider(found, holder), None
+    inner, rest = found, attributes[len(reached):]
+    for depth in range(len(rest) + 1):
+        why = fails_when_called(inner)
+        if why:
+            return shown(module, reached + rest[:depth]), None, why
+        inner = inspect.getattr_static(inner, rest[depth], None) if depth < len(rest) else None
+        if inner is None:
+            break
+    return shown(module, reached), _provider(found, holder), None
+
+
+def fails_when_called(found):
+    """Why `found`, an object the runner gives a script, fails when it is called, or None: its
+    own `MISSING` attribute, or its entry in `FAILS_WHEN_CALLED`."""
+    if isinstance(found, (staticmethod, classmethod)):
+        found = found.__func__
+    why = inspect.getattr_static(found, MISSING, None)
+    # Only a function or class is read further: reading a name of another object may run its
+    # code (a module loads, `tf.flags.FLAGS` parses the command line).
+    if why or not (inspect.isfunction(found) or inspect.isclass(found)):
+        return why
+    return FAILS_WHEN_CALLED.get('%s.%s' % (found.__module__, found.__qualname__))
 
 
 def _look_up_numpy(name):
@@ -286,8 +407,18 @@ def _look_up_numpy(name):
     try:
         getattr(np, name)
     except AttributeError as err:
+        if _submodule_exists('numpy.' + name):
+            return None
         return 'np.' + name, None, str(err).split('\n')[0]
     return None
+
+
+def _submodule_exists(name):
+    """Whether the module `name` is there to import (found, not imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def report(script, roots):

@@ -9,16 +9,21 @@ The script runs as `__main__`, with its own directory first on `sys.path` and it
 Its outcome is its own: its exit status, its output, and, when it fails for its own reasons,
 its own traceback (from its first frame; the runner's frames are left out). Only the runner's
 errors are one line: a bad runner option, a missing script, or a part of TensorFlow 1 the
-runner does not provide (`error: script.py:12: tf.contrib.learn is not available: ...`). At
+runner does not provide (`error: script.py:12: tf.contrib.learn is not available: ...`), also a
+name a TensorFlow module lacks where the script's code reads it (`tf.train.SomethingRemoved`;
+`hasattr` and `except AttributeError` see it missing as before). At
 exit one line lists the compatibility pieces the script used. `--check` reads the script and
 its local modules without running them (`towers.legacy.check`).
 """
 import os
+import re
 import runpy
 import sys
 import traceback
+import types
 
 from towers import cli
+from towers.compat import tf
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
 from towers.legacy import check, determinism, devices, shim
@@ -28,6 +33,12 @@ from towers.legacy import export
 
 PROGRAM = 'towers-legacy'
 _OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed')
+_TENSORFLOW_MODULES = ('tensorflow', 'tf_keras', 'keras._tf_keras')
+# TensorFlow's code that reads a name of a module for it: its frames may stand between the
+# script's line and the AttributeError of a name the module lacks.
+_LOOKUP_MODULES = ('tensorflow.python.util.module_wrapper', 'tensorflow.python.util.lazy_loader')
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)'")
+_TOWERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def parse_command(argv):
@@ -78,8 +89,8 @@ def run_script(script, script_argv, usage):
 
     Returns:
       0, or `EXIT_ERROR` after the script failed (its traceback printed) or hit a part of
-      TensorFlow 1 the runner lacks (one line printed). A `SystemExit` of the script (e.g. from
-      `tf.app.run`) passes through with its status.
+      TensorFlow 1 the runner lacks (one line printed; `_missing_tensorflow_name`). A
+      `SystemExit` of the script (e.g. from `tf.app.run`) passes through with its status.
     """
     path = os.path.abspath(script)
     sys.argv = [script] + list(script_argv)
@@ -92,11 +103,45 @@ def run_script(script, script_argv, usage):
         print('error: %s' % located(err), file=sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # the script's own failure: its traceback, from its first frame
-        traceback.print_exception(type(err), err, _from_frame_of(err.__traceback__, path))
+        missing = _missing_tensorflow_name(err)
+        if missing:
+            print('error: %s' % missing, file=sys.stderr)
+        else:
+            traceback.print_exception(type(err), err, _from_frame_of(err.__traceback__, path))
         return EXIT_ERROR
     finally:
         print(usage.line(), file=sys.stderr, flush=True)
     return 0
+
+
+def _missing_tensorflow_name(err):
+    """'file:line: tf.x.y is not available: ...' when `err` is the failure of the user's own
+    code (the script or its modules, not an installed package or towers) to read a name a
+    TensorFlow module lacks: `tf.foo`, `tf.train.Foo` (an AttributeError of the module) or
+    `from tensorflow.train import Foo`; else None."""
+    if isinstance(err, AttributeError) and isinstance(getattr(err, 'obj', None),
+                                                      types.ModuleType):
+        module, name = err.obj.__name__, err.name
+    elif type(err) is ImportError and err.name and _CANNOT_IMPORT.match(str(err)):
+        module, name = err.name, _CANNOT_IMPORT.match(str(err)).group(1)
+    else:
+        return None
+    if not name or not any(module == prefix or module.startswith(prefix + '.')
+                           for prefix in _TENSORFLOW_MODULES):
+        return None
+    lookup = {sys.modules[lookup_module].__file__ for lookup_module in _LOOKUP_MODULES
+              if lookup_module in sys.modules}
+    frames = [(frame.f_code.co_filename, line)
+              for frame, line in traceback.walk_tb(err.__traceback__)]
+    while frames and (frames[-1][0] in lookup or frames[-1][0].startswith('<')):
+        frames.pop()
+    if not frames or check.installed(frames[-1][0]) or frames[-1][0].startswith(_TOWERS_DIR):
+        return None
+    owner = check.shown(module, ())
+    if owner == 'tf' or (owner.startswith('tf.') and not owner.startswith('tf.keras')):
+        owner = 'tf.compat.v1' + owner[2:]
+    return '%s:%d: %s is not available: %s of TensorFlow %s does not have it' % (
+        frames[-1] + (check.shown(module, (name,)), owner, tf.__version__))
 
 
 def _from_frame_of(trace, path):

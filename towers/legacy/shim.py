@@ -18,6 +18,8 @@ This package and `towers.compat` are the only code of the project that touches `
 - `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
 - `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
 - NumPy's removed names come back (`towers.legacy.numpy_aliases`);
+- scikit-learn's metrics, matplotlib's lines and `float()` of a 1x1 matrix take `np.matrix` as
+  their 2019 versions did (`towers.legacy.libraries`);
 - `tf.keras` is Keras 2 (tf-keras), as `TF_USE_LEGACY_KERAS=1` makes TensorFlow choose on first
   use, unless the environment says otherwise;
 - `import scipy.misc` gives `imread`, `imresize` and `imsave` through Pillow
@@ -37,7 +39,7 @@ from absl import flags as absl_flags
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.legacy import examples, numpy_aliases, scipy_misc
+from towers.legacy import examples, libraries, numpy_aliases, scipy_misc
 from towers.legacy.contrib import Contrib
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
@@ -58,6 +60,7 @@ def install():
     usage.add(TENSORFLOW)
     os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')
     numpy_aliases.install(usage)
+    libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))
