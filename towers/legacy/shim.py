@@ -9,7 +9,9 @@ This package and `towers.compat` are the only code of the project that touches `
   same module as `import tensorflow as tf`. Modules already loaded keep their own references;
   TensorFlow's private modules (`tensorflow.python.ops...`, `tensorflow.core...`) import as
   before, also as `import tensorflow.python.client.device_lib as device_lib`.
-- that module gains `tf.contrib` (`towers.legacy.contrib`), and its `tf.app`, `tf.flags`,
+- that module gains `tf.estimator` (`towers.legacy.estimator`, also at the paths
+  `tensorflow_estimator` and `tensorflow.python.estimator.*` old code imported) and `tf.contrib`
+  (`towers.legacy.contrib`), and its `tf.app`, `tf.flags`,
   `tf.logging` and `tf.gfile` (TF 1.x's, which TensorFlow 2 still ships in `tf.compat.v1`)
   become proxies of themselves that record their use, also when imported by path
   (`from tensorflow.gfile import Exists`); `tf.compat.v1` is `tf`. A flag the script defines with `tf.app.flags` under
@@ -41,6 +43,7 @@ from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy import examples, libraries, numpy_aliases, scipy_misc
 from towers.legacy.contrib import Contrib
+from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
 TENSORFLOW = 'tensorflow as tf.compat.v1 (v2 behaviour off)'
@@ -75,8 +78,11 @@ def install():
     sys.modules['tensorflow'] = sys.modules['tensorflow.compat.v1'] = tf
     # A scipy.misc imported before (SciPy's own, without imread) must not hide the finder's.
     sys.modules.pop('scipy.misc', None)
+    estimator = EstimatorNamespace(usage)
+    tf.estimator = sys.modules['tensorflow.estimator'] = estimator.root
     find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
+                                         or estimator.resolve(name)
                                          or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
