@@ -188,3 +188,12 @@ def test_train_with_max_steps_reached_does_nothing(trained):
     before = estimator.latest_checkpoint()
     estimator.train(lambda: dataset(), max_steps=STEPS)
     assert estimator.latest_checkpoint() == before
+
+
+def test_train_without_steps_runs_until_its_input_ends(tmp_path):
+    estimator = Estimator(model_fn, str(tmp_path / 'model'),
+                          RunConfig(save_summary_steps=7, log_step_count_steps=None),
+                          params={'run': 'to_the_end'})
+    estimator.train(lambda: dataset(repeat=False).take(9))
+    assert len(RECORDED.pop('to_the_end')) == 9
+    assert estimator.latest_checkpoint().endswith('model.ckpt-9')

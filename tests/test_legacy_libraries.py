@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -149,3 +150,15 @@ def test_after_import_changes_a_module_after_its_own_code_ran_on_its_first_impor
         assert __import__(name).VALUE == 1
     finally:
         sys.modules.pop(name, None)
+
+
+def test_cpuinfo_answers_with_the_keys_of_its_versions_before_7_too():
+    usage = Usage()
+    module = types.SimpleNamespace(get_cpu_info=lambda: {
+        'brand_raw': 'AMD EPYC', 'hz_advertised': [2445428000, 0], 'count': 2})
+    libraries._old_cpuinfo_keys(module, usage)
+    info = module.get_cpu_info()
+    assert usage.pieces == []
+    assert (info['brand_raw'], info['count']) == ('AMD EPYC', 2)
+    assert info['brand'] == 'AMD EPYC' and info['hz_advertised_raw'] == (2445428000, 0)
+    assert usage.pieces == ["cpuinfo's pre-7 keys"]

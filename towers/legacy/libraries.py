@@ -25,6 +25,12 @@ matrix products) and handed them on. Today's versions refuse what their 2019 ver
   ('matplotlib.lines.Line2D(np.matrix)'). As in 2019, a 1xN row is 2-D data of N columns:
   `plot` draws N lines of one point each, then as now.
 
+And py-cpuinfo, which benchmark loggers of 2018 (tensorflow/models' `official.utils.logs`,
+tf_cnn_benchmarks) read for the machine's description: its 7.0 renamed `info['brand']` to
+'brand_raw' and `info['hz_advertised_raw']` to 'hz_advertised', so such a logger stops with
+`KeyError: 'brand'`. `cpuinfo.get_cpu_info()` gives the old keys beside the new ones again
+('cpuinfo's pre-7 keys' when one is read).
+
 `install` changes `np.matrix` at once (NumPy is loaded) and `sklearn.metrics` and
 `matplotlib.lines` when they are first imported, after their own code ran, so a script that
 never imports them does not load them.
@@ -47,7 +53,8 @@ def install(usage):
         return
     _convert_one_element_matrices(usage)
     patches = {'sklearn.metrics': lambda module: _take_matrices_in_metrics(module, usage),
-               'matplotlib.lines': lambda module: _take_matrices_in_lines(module, usage)}
+               'matplotlib.lines': lambda module: _take_matrices_in_lines(module, usage),
+               'cpuinfo': lambda module: _old_cpuinfo_keys(module, usage)}
     for name in list(patches):
         if name in sys.modules:
             patches.pop(name)(sys.modules[name])
@@ -97,6 +104,38 @@ def _take_matrices_in_lines(lines, usage):
         return set_array_data
     for name in ('set_xdata', 'set_ydata'):
         setattr(lines.Line2D, name, taking_matrix(getattr(lines.Line2D, name)))
+
+
+# py-cpuinfo's keys before 7.0 -> the keys holding their values since.
+_CPUINFO_RENAMED = {'brand': 'brand_raw', 'hz_advertised_raw': 'hz_advertised',
+                    'hz_actual_raw': 'hz_actual'}
+
+
+class _CpuInfo(dict):
+    """py-cpuinfo's dict, with the keys of its versions before 7.0 too; reading one of those
+    is recorded."""
+
+    def __init__(self, info, usage):
+        super().__init__(info)
+        for old, new in _CPUINFO_RENAMED.items():
+            if new in info and old not in info:
+                self[old] = tuple(info[new]) if old.endswith('_raw') else info[new]
+        self._usage = usage
+
+    def __getitem__(self, key):
+        if key in _CPUINFO_RENAMED:
+            self._usage.add("cpuinfo's pre-7 keys")
+        return super().__getitem__(key)
+
+
+def _old_cpuinfo_keys(cpuinfo, usage):
+    """Makes `cpuinfo.get_cpu_info()` answer with the keys of py-cpuinfo before 7.0 too."""
+    get_cpu_info = cpuinfo.get_cpu_info
+
+    @functools.wraps(get_cpu_info)
+    def get_cpu_info_with_old_keys(*args, **kwargs):
+        return _CpuInfo(get_cpu_info(*args, **kwargs), usage)
+    cpuinfo.get_cpu_info = get_cpu_info_with_old_keys
 
 
 def _convert_one_element_matrices(usage):

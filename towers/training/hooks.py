@@ -177,7 +177,8 @@ class LoggingHook(StepHook):
 
 
 class SummaryHook(StepHook):
-    """Writes `summary_op` to `writer` every `every_n_steps` steps and after the last one."""
+    """Writes `summary_op` to `writer` every `every_n_steps` steps and after the last one
+    (unless the run ended because its input did)."""
 
     def __init__(self, steps_done, summary_op, writer, every_n_steps):
         super().__init__(steps_done)
@@ -200,7 +201,10 @@ class SummaryHook(StepHook):
 
     def end(self, session):
         if self._steps_done is not None and self._last_written != self._steps_done - 1:
-            self._write(session.run(self._summary_op), self._steps_done - 1)
+            try:
+                self._write(session.run(self._summary_op), self._steps_done - 1)
+            except tf.errors.OutOfRangeError:
+                pass  # a run that ended with its input has no batch left to summarise
         self._writer.flush()
 
     def _write(self, summary, step):
