@@ -1,16 +1,36 @@
-"""`--legacy_devices N`: a script's '/gpu:i' towers on the devices `configure_devices(N)` makes.
+"""`--legacy_devices N`: a script's '/gpu:i' towers on the devices `configure_devices(N)` makes,
+and TF 1.x's mutable `DeviceSpec` at its private path.
 
 A TF1 script names its towers '/gpu:0' .. '/gpu:N-1' and creates its own sessions. On a machine
 with fewer GPUs, `towers.configure_devices` decides what the N towers run on: logical GPUs
 split from the GPUs there are (their names stay '/gpu:i'), or, without a GPU, N virtual CPU
 devices ('/cpu:i'). `DeviceMap` carries that decision into the script: every session it creates
 (`tf.Session`, `tf.InteractiveSession`, and through them `MonitoredTrainingSession`,
-`Supervisor`, slim's training loop) gets the devices in its config, and, on virtual CPU devices,
-every device scope the script opens ('/gpu:i', or a device function returning it) is renamed
-'/cpu:i'.
+`Supervisor`, slim's training loop, the Estimator) gets the devices in its config, and, on
+virtual CPU devices, every device scope the script opens ('/gpu:i', or a device function
+returning it) is renamed '/cpu:i'. A script that counts its GPUs before building towers
+(`tf.test.is_gpu_available()`, `device_lib.list_local_devices()`,
+`tf.config.list_logical_devices('GPU')`) finds the N it was promised: virtual CPU devices are
+listed as the GPUs '/device:GPU:i' they stand in for (`tf.test.is_built_with_cuda()` stays
+TensorFlow's own answer).
 """
+import copy
+import importlib
+
 from towers.compat import tf
 from towers.devices import configure_devices
+
+# The private modules a TF1 script lists its devices and parses device names through.
+device_lib = importlib.import_module('tensorflow.python.client.device_lib')
+framework_device = importlib.import_module('tensorflow.python.framework.device')
+
+
+def use_tf1_device_spec():
+    """Makes `tensorflow.python.framework.device.DeviceSpec` TF 1.x's mutable `DeviceSpec`
+    (`merge_from`, `parse_from_string`, settable `job`, `task`, `device_type`, ...), which
+    TensorFlow itself picks there when v2 behaviour is off before it is imported; it is
+    `tf.DeviceSpec` of `tf.compat.v1`."""
+    framework_device.DeviceSpec = tf.DeviceSpec
 
 
 class DeviceMap:
@@ -80,15 +100,64 @@ class DeviceMap:
             merged.gpu_options.experimental.virtual_devices.extend(self._virtual_gpus)
         return merged
 
+    def local_devices(self, list_devices, session_config=None):
+        """What `device_lib.list_local_devices(session_config)` gives the script.
+
+        Args:
+          list_devices: TensorFlow's `device_lib.list_local_devices`.
+          session_config: the script's `tf.ConfigProto`, or None.
+
+        Returns:
+          The `DeviceAttributes` of the devices a session of the script gets (`session_config`
+          merged as `session_config` merges it); on virtual CPU devices, the CPU followed by
+          N GPUs named '/device:GPU:i', each described as the CPU device it stands in for.
+        """
+        devices = list_devices(self.session_config(session_config))
+        if not self.on_cpu:
+            return devices
+        cpus = [device for device in devices if device.device_type == 'CPU']
+        gpus = []
+        for index, cpu in enumerate(cpus[:self.num_devices]):
+            gpu = copy.deepcopy(cpu)
+            gpu.name, gpu.device_type = '/device:GPU:%d' % index, 'GPU'
+            gpu.physical_device_desc = ('virtual CPU device %s standing in for /gpu:%d '
+                                        '(towers-legacy --legacy_devices %d)'
+                                        % (cpu.name, index, self.num_devices))
+            gpus.append(gpu)
+        return cpus[:1] + [device for device in devices if device.device_type != 'CPU'] + gpus
+
+    def logical_devices(self, list_devices, device_type=None):
+        """What `tf.config.list_logical_devices(device_type)` gives the script: the devices of
+        `local_devices` (the GPUs of a session of the script, not of eager execution, which a
+        TF1 script does not use) as `tf.config.LogicalDevice`s, those of `device_type` only
+        if it is given."""
+        return [tf.config.LogicalDevice(name=device.name, device_type=device.device_type)
+                for device in self.local_devices(list_devices)
+                if device_type is None or device.device_type == device_type]
+
     def install(self):
         """Makes the script's device scopes and sessions go through `device` and
-        `session_config`, patching `tf.Graph.device` and the sessions' constructors for the
-        rest of the process; the first session made is recorded in the usage."""
+        `session_config`, and its device listings through `local_devices` and
+        `logical_devices`, patching `tf.Graph.device`, the sessions' constructors,
+        `device_lib.list_local_devices` and `tf.config.list_logical_devices` for the rest of
+        the process; the first session made or listing asked for is recorded in the usage."""
         graph_device = tf.Graph.device
         tf.Graph.device = lambda graph, name_or_function: graph_device(
             graph, self.device(name_or_function))
         for session_class in (tf.Session, tf.InteractiveSession):
             session_class.__init__ = self._session_init(session_class.__init__)
+        list_devices = device_lib.list_local_devices
+
+        def list_local_devices(session_config=None):
+            self._usage.add(self.description)
+            return self.local_devices(list_devices, session_config)
+
+        def list_logical_devices(device_type=None):
+            self._usage.add(self.description)
+            return self.logical_devices(list_devices, device_type)
+        device_lib.list_local_devices = list_local_devices
+        tf.config.list_logical_devices = list_logical_devices
+        tf.config.experimental.list_logical_devices = list_logical_devices
 
     def _session_init(self, init):
         def session_init(session, target='', graph=None, config=None):

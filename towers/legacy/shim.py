@@ -19,6 +19,8 @@ This package and `towers.compat` are the only code of the project that touches `
   replaces absl.logging's.
 - `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
 - `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
+- `tensorflow.python.framework.device.DeviceSpec` is TF 1.x's mutable one (`merge_from`), as
+  `tf.DeviceSpec` is (`towers.legacy.devices`);
 - NumPy's removed names come back (`towers.legacy.numpy_aliases`);
 - scikit-learn's metrics, matplotlib's lines and `float()` of a 1x1 matrix take `np.matrix` as
   their 2019 versions did (`towers.legacy.libraries`);
@@ -41,7 +43,7 @@ from absl import flags as absl_flags
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.legacy import examples, libraries, numpy_aliases, scipy_misc
+from towers.legacy import devices, examples, libraries, numpy_aliases, scipy_misc
 from towers.legacy.contrib import Contrib
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
@@ -65,6 +67,7 @@ def install():
     numpy_aliases.install(usage)
     libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
+    devices.use_tf1_device_spec()
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))
     contrib = Contrib(usage)

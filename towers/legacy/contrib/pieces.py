@@ -12,9 +12,11 @@ import textwrap
 
 from towers.compat import keras, slim, tf
 from towers.legacy import input_data
-from towers.legacy.contrib import bucketing, hparam, lookup, nccl, tfprof
+from towers.legacy.contrib import (bucketing, extenders, hparam, learn, load_balancing, lookup,
+                                   nccl, nn, tfprof)
+from towers.legacy.contrib.learn import datasets as learn_datasets
 
-PORT = 'port that call to TensorFlow 2 (tf.contrib left TensorFlow in 2.0)'
+PORT = 'port that call to TensorFlow 2'
 
 Piece = collections.namedtuple('Piece', ['provides', 'sources', 'replacement'])
 Piece.__doc__ = """One `tf.contrib.<piece>`.
@@ -98,13 +100,16 @@ PIECES = {
                  '`static_bidirectional_rnn`', _rnn, None),
     'deprecated': Piece('`scalar_summary`, `histogram_summary`, ... (`tf.summary`)',
                         _deprecated, None),
-    'training': Piece('`HParams`, `bucket_by_sequence_length`, `bucket`; tf-slim\'s '
+    'training': Piece('`HParams`, `bucket_by_sequence_length`, `bucket`, '
+                      '`GreedyLoadBalancingStrategy`, `byte_size_load_fn`; tf-slim\'s '
                       '`multiply_gradients`, `create_train_op`, `SummaryAtEndHook`, '
                       '`evaluate_repeatedly`, `checkpoints_iterator`, ...',
                       lambda: [{'HParams': hparam.HParams, 'bucket': bucketing.bucket,
-                                'bucket_by_sequence_length': bucketing.bucket_by_sequence_length}]
+                                'bucket_by_sequence_length': bucketing.bucket_by_sequence_length},
+                               load_balancing]
                       + _modules('tf_slim.training.training', 'tf_slim.training.evaluation')(),
-                      'tf.data for the other queue input helpers'),
+                      'tf.data for its queue-based input helpers (`stratified_sample`, '
+                      '`rejection_sample`, `batch_sequences_with_states`, ...)'),
     'keras': Piece('Keras 2 (tf-keras), also at `tensorflow.contrib.keras.api.keras`',
                    lambda: [keras], 'tf.keras'),
     'metrics': Piece("tf-slim's `streaming_*` metrics and `aggregate_metric_map`",
@@ -118,8 +123,15 @@ PIECES = {
     'tfprof': Piece('`ProfileContext` when disabled, `model_analyzer.print_model_analysis` '
                     'and its options (`tf.profiler`)', lambda: [tfprof],
                     'tf.profiler (tf.profiler.experimental for traces)'),
-    'learn': Piece('`datasets.mnist` only (the MNIST reader of `input_data`, offline)',
-                   _nothing, 'tf.estimator or tf.keras'),
+    'learn': Piece('`RunConfig`, `Experiment`, `learn_runner` (on `tf.estimator.Estimator`), '
+                   '`make_export_strategy`; `datasets.mnist` and `datasets.base` (offline)',
+                   lambda: [learn], 'tf.estimator or tf.keras'),
+    'nn': Piece('TF 1.15\'s `alpha_dropout`, `conv1d_transpose`, `nth_element`, '
+                '`scaled_softplus`, `sampled_sparse_softmax_loss`, `rank_sampled_softmax_loss`, '
+                '`deprecated_flipped_*` losses', lambda: [nn], 'tf.nn'),
+    'estimator': Piece('`add_metrics`, `forward_features`, `clip_gradients_by_norm`, '
+                       '`stop_if_no_decrease_hook` and the other early-stopping hooks, on '
+                       '`tf.estimator`', lambda: [extenders], 'tf.estimator'),
     'quantize': _missing('the TensorFlow Model Optimization Toolkit (TensorFlow 2 has no '
                          'graph-rewrite quantization)'),
     'checkpoint': _missing('tf.train.Checkpoint'),
@@ -130,7 +142,6 @@ PIECES = {
     'distribute': _missing('tf.distribute'),
     'distributions': _missing('TensorFlow Probability (tfp.distributions)'),
     'eager': _missing('tf.compat.v2 (eager execution is TensorFlow 2\'s default)'),
-    'estimator': _missing('tf.estimator'),
     'gan': _missing('TF-GAN (tensorflow_gan)'),
     'graph_editor': _missing('nothing: rebuild the graph instead of editing it'),
     'image': _missing('tf.image, or the image ops of TensorFlow Addons (tfa.image)'),
@@ -150,6 +161,8 @@ PIECES = {
     'util': _missing('tf.make_tensor_proto and tf.get_static_value'),
 }
 
+_LEARN_DATASETS = {'mnist': input_data.__name__, 'base': learn_datasets.__name__}
+
 # Paths below tensorflow.contrib that are packages whose modules TF 1.x's code imported by
 # name: path -> {name: the module's import name}. The path's other names are its piece's
 # (as TF 1.x's `__init__` star-imported them: `framework.python.ops.arg_scope` is the
@@ -160,10 +173,19 @@ SUBMODULES = {
     'framework.python.ops': {'variables': 'tf_slim.ops.variables'},
     'training.python.training': {'training': 'tf_slim.training.training',
                                  'evaluation': 'tf_slim.training.evaluation',
-                                 'hparam': 'towers.legacy.contrib.hparam'},
-    'learn': {'datasets': 'tensorflow.contrib.learn.datasets'},
-    'learn.datasets': {'mnist': input_data.__name__},
-    'learn.python.learn.datasets': {'mnist': input_data.__name__},
+                                 'hparam': hparam.__name__,
+                                 'device_setter': load_balancing.__name__},
+    'learn': {'datasets': 'tensorflow.contrib.learn.datasets',
+              'learn_runner': learn.learn_runner.__name__,
+              'utils': 'tensorflow.contrib.learn.utils'},
+    'learn.datasets': _LEARN_DATASETS,
+    'learn.utils': {'saved_model_export_utils': learn.export.__name__},
+    'learn.python.learn': {name: 'towers.legacy.contrib.learn.' + module for name, module in (
+        ('learn_runner', 'learn_runner'), ('experiment', 'experiment'),
+        ('run_config', 'run_config'), ('export_strategy', 'export'))},
+    'learn.python.learn.estimators': {'run_config': learn.run_config.__name__},
+    'learn.python.learn.datasets': _LEARN_DATASETS,
+    'learn.python.learn.utils': {'saved_model_export_utils': learn.export.__name__},
     'tfprof': {'model_analyzer': tfprof.__name__},
 }
 
