@@ -91,17 +91,22 @@ class Replicated(collections.namedtuple(
         Args:
           objective: a name from the `objectives` given to `build_towers`.
           global_step: incremented by each update, or None.
-          extra_ops: ops to group with the update (e.g. moving averages of the weights).
+          extra_ops: ops to run with the update (e.g. moving averages of the weights), before
+            it: they read the variables and the step as the step found them. (The multi-GPU
+            CIFAR-10 tutorial grouped its moving averages with the update in no order, so they
+            read a weight while it was being written and differed in their last bits from run
+            to run; they had mostly read it before.)
 
         Returns:
-          An op that applies the update after `objective_update_ops(objective)` and runs
+          An op that applies the update after `objective_update_ops(objective)` and
           `extra_ops`.
         """
         if objective not in self.grads:
             raise TowersError('no objective named %r; the towers were built for %s'
                               % (objective, sorted(self.grads)))
         with tf.device(self.ps_device):
-            with tf.control_dependencies(self.objective_update_ops(objective)):
+            with tf.control_dependencies(self.objective_update_ops(objective)
+                                         + list(extra_ops)):
                 apply_op = objective_optimizer(self.optimizer, objective).apply_gradients(
                     self.gradients_to_apply(objective), global_step=global_step)
             return tf.group(apply_op, *extra_ops, name='train_op_%s' % objective)

@@ -227,7 +227,7 @@ def _train_op(replicated, objectives, global_step, extra_ops, name):
         # An optimizer of the objective's own names its variables (Adam's powers) after it.
         with (tf.name_scope(objective + '/') if isinstance(replicated.optimizer, dict)
               else contextlib.nullcontext()):
-            applied.append(replicated.train_op(objective))
+            applied.append(replicated.train_op(objective, extra_ops=extra_ops))
     with tf.control_dependencies(applied):
         return tf.group(tf.assign_add(global_step, 1), *extra_ops, name='train_op_%s' % name)
 
