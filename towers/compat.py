@@ -12,6 +12,8 @@ them as `tf_keras.src.legacy_tf_layers`, and reads names (`ops.Tensor`,
 `control_flow_ops.cond`, ...) that newer releases moved to other modules; `slim.nets` holds
 its networks (`slim.nets.resnet_v1`, ...), which `import tf_slim` alone does not load.
 `set_op_determinism(enabled)` turns TensorFlow's op determinism on or off for the process.
+`mode_keys`, `export_output` and `export_utils` are what TensorFlow still ships of the
+Estimator's support (`towers.legacy.estimator`).
 `keras` is the `tf_keras` package (Keras 2, the `tf.keras` of TensorFlow <= 2.15), whose layers
 and models build in the same graph mode (see `towers.replication.keras_models` for calling one in towers).
 """
@@ -143,6 +145,12 @@ keras = importlib.import_module('tf_keras')  # checked against TensorFlow by _im
 tf_layers = importlib.import_module('tf_keras.legacy_tf_layers')
 
 TF_VERSION = _tf_root.__version__
+# What TensorFlow still ships of the Estimator it removed in 2.16, for the legacy runner's
+# `tf.estimator`: its mode keys, the export outputs, and the SavedModel signatures built of them.
+mode_keys = importlib.import_module('tensorflow.python.saved_model.model_utils.mode_keys')
+export_output = importlib.import_module(
+    'tensorflow.python.saved_model.model_utils.export_output')
+export_utils = importlib.import_module('tensorflow.python.saved_model.model_utils.export_utils')
 # Where TensorFlow keeps op determinism's switch, both ways.
 _determinism = importlib.import_module('tensorflow.python.framework.config')
 

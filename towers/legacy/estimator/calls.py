@@ -7,6 +7,7 @@ session-run hooks an Estimator adds to a training run.
 not fit stops the program with one line (`EstimatorError`) naming the function and what was
 expected, where TF 1.x raised a `ValueError` from deep inside.
 """
+import functools
 import inspect
 import time
 
@@ -14,12 +15,14 @@ from towers.compat import tf
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 from towers.training import hooks as hooks_lib
 
-_INPUT_FN_ARGS = ('mode', 'params', 'config', 'input_context')
-
-
 def arg_names(fn):
-    """The names of the arguments `fn` takes (a function, a method, a partial, a callable
-    object), and whether it takes **kwargs."""
+    """The names of the arguments `fn` takes (a function, a method, a callable object, a
+    `functools.partial` less what it binds), and whether it takes **kwargs: what TF 1.x's
+    `fn_args` read to choose what to pass."""
+    if isinstance(fn, functools.partial):
+        names, kwargs = arg_names(fn.func)
+        bound = set(fn.keywords or ())
+        return tuple(name for name in names[len(fn.args):] if name not in bound), kwargs
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -38,15 +41,20 @@ def _is_tensor_like(value):
 
 
 def _check_structure(value, what, fn):
-    """Raises `EstimatorError` unless `value` is a tensor, or a (nested) dict of tensors."""
+    """Raises `EstimatorError` unless `value` is a tensor or a nested structure (dicts, lists,
+    tuples) of them, as a `model_fn` may take features (one tensor per tower, say)."""
     if _is_tensor_like(value):
         return
     if isinstance(value, dict) and value:
         for key, item in value.items():
             _check_structure(item, '%s[%r]' % (what, key), fn)
         return
-    raise EstimatorError('the input_fn %s() gave %s as %s: expected a tensor or a dict of '
-                         'tensors' % (_name(fn), type(value).__name__, what))
+    if isinstance(value, (list, tuple)) and value:
+        for index, item in enumerate(value):
+            _check_structure(item, '%s[%d]' % (what, index), fn)
+        return
+    raise EstimatorError('the input_fn %s() gave %s as %s: expected a tensor, or a dict or list '
+                         'of tensors' % (_name(fn), type(value).__name__, what))
 
 
 def call_input_fn(input_fn, mode, params, config):
@@ -57,18 +65,13 @@ def call_input_fn(input_fn, mode, params, config):
       `Dataset`'s iterator in each new session.
 
     Raises:
-      EstimatorError: `input_fn` takes an argument the Estimator cannot give, or returns
-        something other than a `Dataset`, `(features, labels)` or `features`.
+      EstimatorError: `input_fn` returns something other than a `Dataset`, `(features,
+        labels)` or `features` (each a tensor or a structure of them).
     """
     names, _ = arg_names(input_fn)
-    given = {'mode': mode, 'params': params, 'config': config, 'input_context': None}
-    unknown = [name for name in names if name not in given]
-    if unknown:
-        raise EstimatorError('the input_fn %s() takes the argument(s) %s; an Estimator gives an '
-                             'input_fn only %s' % (_name(input_fn), ', '.join(unknown),
-                                                   ', '.join(_INPUT_FN_ARGS)))
+    given = {'mode': mode, 'params': params, 'config': config}
     with tf.device('/cpu:0'):
-        result = input_fn(**{name: given[name] for name in names})
+        result = input_fn(**{name: given[name] for name in names if name in given})
         hooks = []
         if isinstance(result, tf.data.Dataset):
             iterator = tf.data.make_initializable_iterator(result)
@@ -86,6 +89,26 @@ def call_input_fn(input_fn, mode, params, config):
     if labels is not None:
         _check_structure(labels, 'labels', input_fn)
     return features, labels, hooks
+
+
+MODEL_FN_ARGS = ('features', 'labels', 'mode', 'params', 'config', 'self')
+
+
+def check_model_fn(model_fn, params):
+    """Raises `EstimatorError` where TF 1.15 refused a `model_fn`: it takes no `features`,
+    takes arguments an Estimator does not give, or no `params` though params are given."""
+    names, _ = arg_names(model_fn)
+    if 'features' not in names:
+        raise EstimatorError('the model_fn %s() must take an argument "features"; it takes (%s)'
+                             % (_name(model_fn), ', '.join(names)))
+    unexpected = [name for name in names if name not in MODEL_FN_ARGS]
+    if unexpected:
+        raise EstimatorError('the model_fn %s() takes %s, which an Estimator does not give: it '
+                             'gives %s' % (_name(model_fn), ', '.join(unexpected),
+                                           ', '.join(MODEL_FN_ARGS[:-1])))
+    if params is not None and 'params' not in names:
+        raise EstimatorError('the model_fn %s() takes no "params", but params are given to the '
+                             'Estimator: %r' % (_name(model_fn), params))
 
 
 def call_model_fn(model_fn, features, labels, mode, params, config):

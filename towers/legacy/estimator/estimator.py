@@ -24,10 +24,9 @@ import tempfile
 import time
 
 import numpy as np
-from tensorflow.python.saved_model.model_utils import export_utils
 
 from towers import export as export_lib
-from towers.compat import tf
+from towers.compat import export_utils, tf
 from towers.evaluation import Restored
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
@@ -54,7 +53,8 @@ class Estimator:
 
     Raises:
       EstimatorError: `model_dir` is a file or differs from `config.model_dir`; `config` is not
-        a `RunConfig`; `model_fn` takes no `features`.
+        a `RunConfig`; `model_fn` takes no `features`, or arguments an Estimator does not give,
+        or no `params` while `params` are given.
     """
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
@@ -75,10 +75,7 @@ class Estimator:
         if os.path.exists(model_dir) and not os.path.isdir(model_dir):
             raise EstimatorError('model_dir %s is a file: expected a directory for the '
                                  "model's checkpoints (new, or holding them)" % model_dir)
-        names, _ = calls.arg_names(model_fn)
-        if 'features' not in names:
-            raise EstimatorError('model_fn %s must take an argument "features"; it takes (%s)'
-                                 % (getattr(model_fn, '__name__', model_fn), ', '.join(names)))
+        calls.check_model_fn(model_fn, params)
         self._model_dir = model_dir
         self._config = config.replace(model_dir=model_dir)
         self._model_fn = model_fn
@@ -214,10 +211,12 @@ class Estimator:
                        for summary in tf.get_collection(tf.GraphKeys.SUMMARIES)):
                 tf.summary.scalar('loss', spec.loss)
             scaffold = spec.scaffold
+            # Built when the session is made, after the hooks' `begin`: it saves the variables
+            # they make too (an early-stopping hook's flag), as TF 1.x's did.
             saver = scaffold.saver or _collected_saver() or tf.train.Saver(
                 sharded=True, max_to_keep=config.keep_checkpoint_max,
                 keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
-                save_relative_paths=True)
+                defer_build=True, save_relative_paths=True)
             summary_op = ({} if not config.save_summary_steps
                           else scaffold.summary_op or tf.summary.merge_all())
             train_hooks = list(input_hooks) + list(spec.training_hooks) + hooks

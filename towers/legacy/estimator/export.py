@@ -10,9 +10,7 @@ own classes, which it still ships.
 """
 import collections
 
-from tensorflow.python.saved_model.model_utils import export_output
-
-from towers.compat import tf
+from towers.compat import export_output, tf
 from towers.legacy.estimator.spec import EstimatorError
 
 ExportOutput = export_output.ExportOutput

@@ -7,10 +7,8 @@ with one line saying which field and what was expected.
 """
 import collections
 
-from tensorflow.python.saved_model.model_utils import export_output as export_output_lib
-from tensorflow.python.saved_model.model_utils import mode_keys
-
-from towers.compat import tf
+from towers.compat import export_output as export_output_lib
+from towers.compat import mode_keys, tf
 from towers.legacy.modules import LegacyError
 
 # 'train', 'eval', 'infer', as TF 1.x's `tf.estimator.ModeKeys` (TensorFlow still ships the
