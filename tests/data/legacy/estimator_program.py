@@ -7,6 +7,7 @@ import os
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.estimator.export import export as export_lib
+from tensorflow_estimator import estimator as tf_estimator
 
 flags = tf.app.flags
 flags.DEFINE_string('model_dir', '/tmp/estimator_program', 'Where checkpoints go.')
@@ -57,7 +58,7 @@ def serving_input_receiver_fn():
 
 def main(_):
     tf.logging.set_verbosity(tf.logging.INFO)
-    config = tf.estimator.RunConfig(save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+    config = tf_estimator.RunConfig(save_checkpoints_steps=FLAGS.save_checkpoints_steps,
                                     log_step_count_steps=10, tf_random_seed=7)
     estimator = tf.estimator.Estimator(
         model_fn, model_dir=FLAGS.model_dir, config=config,

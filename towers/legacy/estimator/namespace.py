@@ -32,6 +32,11 @@ _EXPORT = ('ServingInputReceiver', 'TensorServingInputReceiver', 'ExportOutput',
            'PredictOutput', 'ClassificationOutput', 'RegressionOutput',
            'build_parsing_serving_input_receiver_fn', 'build_raw_serving_input_receiver_fn')
 _INPUTS = ('numpy_input_fn', 'pandas_input_fn')
+# `tf.estimator.add_metrics` and `tf.estimator.experimental`'s early stopping: `tf.contrib.
+# estimator`'s (TF 1.15 had them at both places).
+_EXTENDERS = 'towers.legacy.contrib.extenders'
+_EXPERIMENTAL = ('make_early_stopping_hook', 'stop_if_higher_hook', 'stop_if_lower_hook',
+                 'stop_if_no_increase_hook', 'stop_if_no_decrease_hook')
 # Private module paths of TF 1.x (below tensorflow.python.estimator and
 # tensorflow_estimator.python.estimator) -> this package's module with those names.
 _PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'run_config': 'run_config',
@@ -61,7 +66,8 @@ class _LazyNames(dict):
 
     def _load(self):
         if not dict.__len__(self):
-            module = importlib.import_module(_PACKAGE + self._module) if self._module else tf.train
+            module = (tf.train if not self._module else importlib.import_module(
+                self._module if self._module.startswith('towers.') else _PACKAGE + self._module))
             self.update({name: getattr(module, name) for name in self._wanted
                          if hasattr(module, name)})
 
@@ -91,8 +97,13 @@ class Namespace:
                                    [_names('export', _EXPORT)])
         self._inputs = self._proxy('tensorflow.estimator.inputs', 'tf.estimator.inputs',
                                    [_names('inputs', _INPUTS)])
+        self._experimental = self._proxy('tensorflow.estimator.experimental',
+                                         'tf.estimator.experimental',
+                                         [_names(_EXTENDERS, _EXPERIMENTAL)])
         self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
-            {'export': self._export, 'inputs': self._inputs}])
+            _names(_EXTENDERS, ['add_metrics']),
+            {'export': self._export, 'inputs': self._inputs,
+             'experimental': self._experimental}])
         self.root.__path__ = []
 
     def _proxy(self, name, display, sources):
@@ -114,7 +125,8 @@ class Namespace:
             return self.root if root != 'tensorflow_estimator.python.estimator' else self._stub(
                 fullname, [])
         if root in ('tensorflow.estimator', 'tensorflow_estimator.estimator'):
-            return {'export': self._export, 'inputs': self._inputs}.get(path) or self._stub(
+            return {'export': self._export, 'inputs': self._inputs,
+                    'experimental': self._experimental}.get(path) or self._stub(
                 fullname, [])
         owner = _PRIVATE.get(path)
         if owner is None and path.startswith('canned.'):
