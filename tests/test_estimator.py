@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import towers
-from towers.compat import tf
+from towers.compat import tf, tf_layers
+from towers.legacy.estimator import estimator as estimator_module
 from towers.legacy.estimator import (Estimator, EstimatorSpec, EvalSpec, ModeKeys, RunConfig,
                                      TrainSpec, train_and_evaluate)
 from towers.legacy.estimator.export import TensorServingInputReceiver
@@ -197,3 +198,42 @@ def test_train_without_steps_runs_until_its_input_ends(tmp_path):
     estimator.train(lambda: dataset(repeat=False).take(9))
     assert len(RECORDED.pop('to_the_end')) == 9
     assert estimator.latest_checkpoint().endswith('model.ckpt-9')
+
+
+def bn_model_fn(features, labels, mode):
+    """Batch norm straight on the images; the metric 'moving_mean' is what evaluation
+    normalises channel 0 with."""
+    normalized = tf_layers.normalization.batch_normalization(
+        features, training=mode == ModeKeys.TRAIN, momentum=0.99, name='bn')
+    logits = tf.matmul(tf.reduce_mean(normalized, [1, 2]), tf.get_variable('logits', [3, 2]))
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = tf.train.GradientDescentOptimizer(0.01).minimize(
+            loss, global_step=tf.train.get_global_step())
+    mean = tf.global_variables('bn/moving_mean')[0]
+    return EstimatorSpec(mode, loss=loss, train_op=train_op,
+                         eval_metric_ops={'moving_mean': tf.metrics.mean(mean[0])})
+
+
+def test_evaluate_with_precise_bn_normalises_with_the_training_inputs_statistics(tmp_path):
+    rng = np.random.RandomState(0)
+    images = (rng.standard_normal([64, 4, 4, 3]) * 2 + 5).astype(np.float32)
+    labels = (images[:, 0, 0, 0] > 5).astype(np.int32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((images, labels)).batch(16)
+
+    estimator = Estimator(bn_model_fn, str(tmp_path / 'model'),
+                          RunConfig(log_step_count_steps=None))
+    estimator.train(input_fn, steps=3)
+    moving = estimator.evaluate(input_fn)['moving_mean']
+    estimator_module.use_precise_bn(2)
+    try:
+        precise = estimator.evaluate(input_fn)['moving_mean']
+    finally:
+        estimator_module.use_precise_bn(None)
+    # Three steps at momentum 0.99 leave the moving mean near 0; precise statistics are those
+    # of the two first training batches, and the checkpoint keeps its own.
+    assert abs(moving) < 0.5
+    np.testing.assert_allclose(precise, images[:32, ..., 0].mean(), rtol=1e-5)
+    assert estimator.get_variable_value('bn/moving_mean')[0] == pytest.approx(moving)

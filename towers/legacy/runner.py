@@ -28,11 +28,13 @@ from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
 from towers.legacy import check, determinism, devices, shim
 from towers.legacy.contrib import provided_markdown
-from towers.legacy.modules import LegacyError, located
+from towers.legacy.modules import located
 from towers.legacy import export
+from towers.legacy.estimator import estimator
 
 PROGRAM = 'towers-legacy'
-_OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed')
+_OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed',
+                       '--precise_bn_batches', '-precise_bn_batches')
 _TENSORFLOW_MODULES = ('tensorflow', 'tf_keras', 'keras._tf_keras')
 # TensorFlow's code that reads a name of a module for it: its frames may stand between the
 # script's line and the AttributeError of a name the module lacks.
@@ -60,7 +62,8 @@ def parse_command(argv):
     if index < len(argv) and argv[index] == '--':
         index += 1
     parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],
-                        usage='%(prog)s [--legacy_devices N | --check] SCRIPT [FLAGS...]')
+                        usage='%(prog)s [--legacy_devices N | --check] [--precise_bn_batches N] '
+                              'SCRIPT [FLAGS...]')
     parser.add_argument('--legacy_devices', type=positive_int,
                         help='Make N tower devices: the script\'s /gpu:0../gpu:N-1 run on '
                              'GPUs, logical GPUs or virtual CPU devices, as '
@@ -71,6 +74,10 @@ def parse_command(argv):
                              'runner provides it; exit status 1 if any is not.')
     parser.add_argument('--provided', action='store_true',
                         help='Print the table of the tf.contrib pieces the runner provides.')
+    parser.add_argument('--precise_bn_batches', type=positive_int,
+                        help='Every tf.estimator evaluation re-estimates the batch-norm '
+                             'statistics from N batches of the training input, as towers\' '
+                             'evaluations do (default: the moving averages, as TF 1.x).')
     determinism.add_flags(parser)
     options = parser.parse_args(options_argv)
     if options.provided:
@@ -88,8 +95,9 @@ def run_script(script, script_argv, usage):
     """Runs `script` as `__main__` with `script_argv`, then prints `usage`'s line.
 
     Returns:
-      0, or `EXIT_ERROR` after the script failed (its traceback printed) or hit a part of
-      TensorFlow 1 the runner lacks (one line printed; `_missing_tensorflow_name`). A
+      0, or `EXIT_ERROR` after the script failed (its traceback printed), hit a part of
+      TensorFlow 1 the runner lacks (one line printed; `_missing_tensorflow_name`), or a
+      failure the runner's machinery explains (a `TowersError`: one line). A
       `SystemExit` of the script (e.g. from `tf.app.run`) passes through with its status.
     """
     path = os.path.abspath(script)
@@ -99,7 +107,9 @@ def run_script(script, script_argv, usage):
         runpy.run_path(path, run_name='__main__')
     except (SystemExit, KeyboardInterrupt):
         raise
-    except LegacyError as err:
+    except TowersError as err:
+        # The runner's own machinery (tf.estimator's loop, checkpoints, evaluation) or a part
+        # of TensorFlow 1 it lacks: one line, where the script called it.
         print('error: %s' % located(err), file=sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # the script's own failure: its traceback, from its first frame
@@ -172,4 +182,7 @@ def main(argv=None):
         device_map.install()
         print('%s: %s' % (PROGRAM, device_map.description), file=sys.stderr, flush=True)
     determinism.install(options, usage)
+    if options.precise_bn_batches:
+        estimator.use_precise_bn(options.precise_bn_batches)
+        usage.add('precise batch-norm statistics (%d batches)' % options.precise_bn_batches)
     sys.exit(run_script(script, script_argv, usage))

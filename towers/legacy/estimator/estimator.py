@@ -27,7 +27,7 @@ import numpy as np
 
 from towers import export as export_lib
 from towers.compat import export_utils, tf
-from towers.evaluation import Restored
+from towers.evaluation import PreciseBN, Restored
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
@@ -36,6 +36,18 @@ from towers.training import checkpoints, preemption
 from towers.training import loop as training_loop
 
 LOSS_METRIC_KEY = 'loss'
+
+# Batches of the training input from which every `evaluate` re-estimates the batch-norm
+# statistics (`use_precise_bn`, the runner's --precise_bn_batches); None: the moving averages.
+_precise_bn_batches = []
+
+
+def use_precise_bn(num_batches):
+    """Makes every `Estimator.evaluate` of this process normalise its batch-norm layers with
+    precise statistics re-estimated from `num_batches` batches of the training input (the
+    `input_fn` the Estimator last trained on), as towers' evaluations do
+    (`towers.evaluation.PreciseBN`); None: with the moving averages, as TF 1.x did."""
+    _precise_bn_batches[:] = [] if num_batches is None else [num_batches]
 
 
 class Estimator:
@@ -81,6 +93,7 @@ class Estimator:
         self._model_fn = model_fn
         self._params = copy.deepcopy(params or {})
         self._warm_start = warm_start_settings(warm_start_from)
+        self._train_input_fn = None
         tf.logging.info('Using config: %s', self._config)
 
     @property
@@ -190,6 +203,7 @@ class Estimator:
         if max_steps is not None and self._checkpoint_step() >= max_steps:
             tf.logging.info('Skipping training since max_steps has already saved.')
             return self
+        self._train_input_fn = input_fn
         with preemption.stop_signals() as stop:
             final_loss = self._train(input_fn, hooks, steps, max_steps,
                                      [_EndUnlessStopped(listener, stop) for listener in listeners])
@@ -283,7 +297,7 @@ class Estimator:
                     'saver': spec.scaffold.saver}
 
         tf.logging.info('Starting evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
-        with self._restored(build, checkpoint) as net:
+        with self._restored(build, checkpoint, self._statistics(checkpoint)) as net:
             ends = tf.train.FinalOpsHook({'values': net.outputs['values'],
                                           'global_step': net.outputs['global_step']})
             for _ in self._run(net, net.outputs['update'], net.outputs['hooks'] + hooks
@@ -297,27 +311,75 @@ class Estimator:
         _write_summaries(self.eval_dir(name), results, checkpoint)
         return results
 
-    def _restored(self, build, checkpoint):
+    def _restored(self, build, checkpoint, statistics=None):
         """`towers.evaluation.Restored` of the graph `build` makes (with the `model_fn`'s
         scaffold's saver, under 'saver' in what it returns): that saver's variables (every
-        global variable by default) from `checkpoint`, or initialised when it is None."""
-        savers = []
+        global variable by default) from `checkpoint`, or initialised when it is None; its
+        batch norm normalising with `statistics` (the moving averages by default)."""
+        savers = {}
 
         def build_seeded():
+            graph = tf.get_default_graph()
             if self._config.tf_random_seed is not None:
-                tf.get_default_graph().seed = self._config.tf_random_seed
+                graph.seed = self._config.tf_random_seed
             outputs = build()
-            savers.append(outputs['saver'])
+            savers[graph] = outputs['saver']
             return outputs
 
         def var_list():
-            saver = savers[0]
+            saver = savers.get(tf.get_default_graph())
             if saver is None or saver._var_list is None:
                 return tf.global_variables()
             return saver._var_list
 
         return Restored(build_seeded, checkpoint, var_list=var_list,
-                        config=self._session_config())
+                        config=self._session_config(), statistics=statistics)
+
+    def _statistics(self, checkpoint):
+        """What `evaluate` normalises batch norm with: precise statistics of the training
+        input under `use_precise_bn`, else (or before any training) the moving averages."""
+        if not _precise_bn_batches or checkpoint is None:
+            return None
+        if self._train_input_fn is None:
+            tf.logging.warning('precise batch-norm statistics need the training input, and '
+                               'this Estimator has not trained in this process: evaluating '
+                               'with the moving averages')
+            return None
+        input_fn = self._train_input_fn
+
+        def network_fn(batch):
+            features, labels = batch if isinstance(batch, tuple) else (batch, None)
+            tf.train.get_or_create_global_step()
+            self._call_model_fn(features, labels, ModeKeys.EVAL)
+
+        return PreciseBN(lambda: self._numpy_batches(input_fn), _precise_bn_batches[0],
+                         network_fn)
+
+    def _numpy_batches(self, input_fn):
+        """The training input's batches as numpy: (features, labels), or features alone.
+
+        The graph is the default one only while it is built: a consumer may stop iterating
+        anywhere."""
+        graph = self._new_graph()
+        with graph.as_default():
+            features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
+                                                          self.config)
+            batch = features if labels is None else (features, labels)
+            for hook in hooks:
+                hook.begin()
+        coordinator = tf.train.Coordinator()
+        with tf.Session(graph=graph, config=self._session_config()) as session:
+            threads = tf.train.start_queue_runners(session, coordinator)
+            for hook in hooks:
+                hook.after_create_session(session, coordinator)
+            try:
+                while True:
+                    yield session.run(batch)
+            except tf.errors.OutOfRangeError:
+                return
+            finally:
+                coordinator.request_stop()
+                coordinator.join(threads, stop_grace_period_secs=5)
 
     def _run(self, net, fetches, hooks):
         """Runs `fetches` under a `MonitoredSession` of `net`'s restored session with `hooks`
