@@ -152,7 +152,15 @@ def test_an_exported_saved_model_gives_predicts_outputs_in_plain_tf2(trained, tm
         images = tf.placeholder(tf.float32, [None, 8, 8, 3], name='images')
         return TensorServingInputReceiver(images, {"images": images})
 
-    export_dir = estimator.export_saved_model(str(tmp_path / 'export'), receiver).decode()
+    warmup = tmp_path / 'warmup_requests'
+    warmup.write_bytes(b'requests')
+    export_dir = estimator.export_saved_model(
+        str(tmp_path / 'export'), receiver,
+        assets_extra={'tf_serving_warmup_requests': str(warmup)}).decode()
+    assert (os.path.basename(export_dir).isdigit()
+            and os.path.dirname(export_dir) == str(tmp_path / 'export'))
+    assert open(os.path.join(export_dir, 'assets.extra', 'tf_serving_warmup_requests'),
+                'rb').read() == b'requests'
     images, _ = small_net.batch(5, seed=4)
     expected = list(estimator.predict(lambda: tf.data.Dataset.from_tensor_slices(images)
                                       .batch(5), yield_single_examples=False))[0]

@@ -18,6 +18,7 @@ A Keras model's weights (`keras_out`, Keras' `.weights.h5`) and TF2 object-based
 """
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,8 @@ from towers.evaluation.choice import require_variables
 from towers.evaluation.restore import Restored
 
 SIGNATURE_KEY = 'serving_default'
+# The folder of a SavedModel that holds files beside its assets (TensorFlow Serving's warm-up).
+ASSETS_EXTRA = 'assets.extra'
 KERAS_SUFFIX = '.weights.h5'
 # The TF2 checkpoint's prefix inside its directory (`tf.train.Checkpoint.save` numbers it).
 TF2_PREFIX = 'ckpt'
@@ -102,7 +105,8 @@ def _check_keras_out(path, serving):
         raise TowersError('--keras_out %s: expected a file in an existing directory' % path)
 
 
-def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=None):
+def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=None,
+         as_text=False, assets_extra=None):
     """Writes the network of `serving`, restored from `checkpoint`, as a SavedModel.
 
     Args:
@@ -112,6 +116,9 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
       keras_out: a file '<name>.weights.h5' for the Keras model's weights, or None.
       tf2_checkpoint_dir: a new (or empty) directory for a TF2 object-based checkpoint of the
         Keras model (`tf.train.Checkpoint(model=...)`, prefix 'ckpt-1'), or None.
+      as_text: write the graph as `saved_model.pbtxt` instead of `saved_model.pb`.
+      assets_extra: dict path inside the SavedModel's `assets.extra` folder -> a file to
+        copy there (a TF1 Estimator's vocabularies, a TensorFlow Serving warm-up file).
 
     Returns:
       The `Signature` of `serving_default`.
@@ -143,7 +150,7 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
                 SIGNATURE_KEY: tf.saved_model.predict_signature_def(inputs, outputs)})
             _write_directory(export_dir, '--export_dir',
                              lambda staging: _write_saved_model(net.session, signature_defs,
-                                                                staging))
+                                                                staging, as_text, assets_extra))
             if keras_out or tf2_checkpoint_dir:
                 _write_keras(serving.keras_model(), net.session, keras_out, tf2_checkpoint_dir)
     return Signature(*({name: tf.TensorSpec(tensor.shape, tensor.dtype)
@@ -170,12 +177,16 @@ def _write_directory(path, flag, write):
         raise TowersError('%s %s was written by another process meanwhile' % (flag, path))
 
 
-def _write_saved_model(session, signature_defs, directory):
+def _write_saved_model(session, signature_defs, directory, as_text=False, assets_extra=None):
     builder = tf.saved_model.Builder(directory)
     builder.add_meta_graph_and_variables(
         session, [tf.saved_model.SERVING], signature_def_map=signature_defs,
         main_op=tf.tables_initializer(), strip_default_attrs=True, clear_devices=True)
-    builder.save()
+    builder.save(as_text)
+    for inside, source in (assets_extra or {}).items():
+        target = os.path.join(directory, ASSETS_EXTRA, inside)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(source, target)
 
 
 def _write_keras(model, session, keras_out, tf2_checkpoint_dir):

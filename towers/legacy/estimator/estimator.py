@@ -437,14 +437,17 @@ class Estimator:
                            experimental_mode=ModeKeys.PREDICT):
         """Writes the `model_fn`'s network in `experimental_mode` (PREDICT), restored from the
         newest checkpoint, as a SavedModel in a new folder `export_dir_base/<timestamp>`, with
-        a signature per `export_outputs` entry (TF 1.x's names: 'serving_default', ...).
+        a signature per `export_outputs` entry (TF 1.x's names: 'serving_default', ...);
+        `assets_extra` ({path inside assets.extra: a file}) copied beside it, its graph as
+        text with `as_text`.
 
         Returns:
           The new folder's path, as bytes (as TF 1.x returned it).
         """
-        if assets_extra or as_text:
-            raise EstimatorError('export_saved_model: assets_extra and as_text are not '
-                                 'supported by towers-legacy; export without them')
+        for inside, source in (assets_extra or {}).items():
+            if not os.path.isfile(source):
+                raise EstimatorError('export_saved_model: assets_extra[%r] is %s, which is no '
+                                     'file' % (inside, source))
         checkpoint = self._readable_checkpoint(checkpoint_path, 'export_saved_model')
         if checkpoint is None:
             raise EstimatorError("Couldn't find trained model at %s." % self._model_dir)
@@ -474,7 +477,7 @@ class Estimator:
         export_dir = export_utils.get_timestamped_export_dir(export_dir_base).decode()
         export_lib.save(export_lib.Serving(build, 'the model of %s' % self._model_dir,
                                            signature_defs=lambda: signature_defs),
-                        checkpoint, export_dir)
+                        checkpoint, export_dir, as_text=as_text, assets_extra=assets_extra)
         tf.logging.info('SavedModel written to: %s', export_dir)
         return export_dir.encode()
 
