@@ -15,6 +15,7 @@ from towers.legacy.estimator import estimator as estimator_module
 from towers.legacy.estimator import (Estimator, EstimatorSpec, EvalSpec, ModeKeys, RunConfig,
                                      TrainSpec, train_and_evaluate)
 from towers.legacy.estimator.export import TensorServingInputReceiver
+from towers.legacy.estimator.exporter import BestExporter, FinalExporter, LatestExporter
 from towers.training import hooks as hooks_lib
 
 from tests import small_net
@@ -245,3 +246,55 @@ def test_evaluate_with_precise_bn_normalises_with_the_training_inputs_statistics
     assert abs(moving) < 0.5
     np.testing.assert_allclose(precise, images[:32, ..., 0].mean(), rtol=1e-5)
     assert estimator.get_variable_value('bn/moving_mean')[0] == pytest.approx(moving)
+
+
+def test_run_config_has_tf1s_defaults_and_reads_tf_config(monkeypatch):
+    config = RunConfig()
+    assert (config.save_checkpoints_secs, config.save_checkpoints_steps) == (600, None)
+    assert (config.keep_checkpoint_max, config.save_summary_steps,
+            config.log_step_count_steps) == (5, 100, 100)
+    assert (config.is_chief, config.num_worker_replicas, config.master) == (True, 1, '')
+    assert RunConfig(save_checkpoints_steps=50).save_checkpoints_secs is None
+    monkeypatch.setenv('TF_CONFIG', json.dumps({
+        'cluster': {'chief': ['a:1'], 'worker': ['b:1', 'c:1'], 'ps': ['d:1']},
+        'task': {'type': 'worker', 'index': 1}}))
+    worker = RunConfig()
+    assert (worker.task_type, worker.task_id, worker.is_chief, worker.master) == (
+        'worker', 1, False, 'grpc://c:1')
+    assert (worker.num_ps_replicas, worker.num_worker_replicas) == (1, 3)
+
+
+def test_warm_start_from_a_model_dir_starts_a_new_model_from_its_variables(trained, tmp_path):
+    estimator = trained[0]
+    warm = Estimator(model_fn, str(tmp_path / 'warm'), RunConfig(log_step_count_steps=None),
+                     params={'run': 'warm'}, warm_start_from=estimator.model_dir)
+    warm.train(lambda: dataset(), steps=1)
+    RECORDED.pop('warm')
+    started = tf.train.load_variable(str(tmp_path / 'warm' / 'model.ckpt-0'), 'conv/weights')
+    np.testing.assert_array_equal(started, estimator.get_variable_value('conv/weights'))
+
+
+def test_exporters_export_the_final_the_latest_and_the_best_evaluations(tmp_path):
+    def receiver():
+        images = tf.placeholder(tf.float32, [None, 8, 8, 3], name='images')
+        return TensorServingInputReceiver(images, {'images': images})
+
+    estimator = Estimator(model_fn, str(tmp_path / 'model'),
+                          RunConfig(save_checkpoints_steps=4, log_step_count_steps=None),
+                          params={'run': 'exporters'})
+    exporters = [FinalExporter('final', receiver),
+                 LatestExporter('latest', receiver, exports_to_keep=1),
+                 BestExporter('best', receiver, compare_fn=lambda best, current:
+                              current['global_step'] > best['global_step'])]
+    metrics, exports = train_and_evaluate(
+        estimator, TrainSpec(lambda: dataset(), max_steps=8),
+        EvalSpec(lambda: dataset(repeat=False), steps=1, throttle_secs=0, exporters=exporters))
+    RECORDED.pop('exporters')
+    folders = {name: os.listdir(os.path.join(estimator.model_dir, 'export', name))
+               for name in ('final', 'latest', 'best')}
+    # Evaluations at 4 and 8: the final export once, the latest kept alone, the best at 8
+    # only: as TF 1.15's, it first reads the best from the evaluations' events, which hold
+    # the one at 4 already.
+    assert {name: len(found) for name, found in folders.items()} == {
+        'final': 1, 'latest': 1, 'best': 1}
+    assert metrics['global_step'] == 8 and None not in exports

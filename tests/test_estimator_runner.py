@@ -34,6 +34,9 @@ def test_an_estimator_run_stopped_by_sigterm_resumes_from_its_last_step(tmp_path
     rest = process.communicate(timeout=120)[1]
     assert process.returncode == 128 + signal.SIGTERM, ''.join(seen) + rest
     assert 'SIGTERM received: stopping cleanly' in rest
+    first = ''.join(seen)
+    assert 'Saving checkpoints for 0 into %s/model.ckpt.' % model_dir in first
+    assert 'loss = ' in first and 'global_step/sec: ' in first
     stopped_at = int(tf.train.load_variable(tf.train.latest_checkpoint(model_dir),
                                             'global_step'))
     assert stopped_at >= 21
@@ -41,6 +44,8 @@ def test_an_estimator_run_stopped_by_sigterm_resumes_from_its_last_step(tmp_path
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert 'loss = ' in resumed.stderr and 'step = %d' % (stopped_at + 1) in resumed.stderr
+    assert 'Loss for final step: ' in resumed.stderr
+    assert 'Saving dict for global step %d: accuracy = ' % (stopped_at + 5) in resumed.stderr
     assert 'evaluation: accuracy' in resumed.stdout
     assert 'global_step %d' % (stopped_at + 5) in resumed.stdout
 
