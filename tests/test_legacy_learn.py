@@ -2,6 +2,7 @@
 `Experiment` and `learn_runner` on `tf.estimator.Estimator`, and `datasets.base`, built here
 without installing the shim."""
 import json
+import logging
 import os
 
 import numpy as np
@@ -88,7 +89,8 @@ def test_default_schedule_follows_the_task_type(monkeypatch):
 
 
 def test_learn_runner_trains_then_evaluates_and_validates_new_checkpoints(tmp_path, caplog):
-    caplog.set_level('INFO')
+    # TensorFlow's own logger: a script run in this process before may have quietened it.
+    caplog.set_level(logging.INFO, logger='tensorflow')
     config = learn.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=2)
     eval_result, exports = learn_runner.run(experiment_fn, run_config=config,
                                             hparams=HParams(learning_rate=0.5))

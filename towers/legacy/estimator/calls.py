@@ -221,12 +221,15 @@ class GraphWriterHook(tf.train.SessionRunHook):
                              'graph.pbtxt')
 
 
-class FinalLossHook(hooks_lib.StepHook):
+class FinalLossHook(tf.train.SessionRunHook):
     """Keeps the loss of the last step run (`Loss for final step: ...`)."""
 
-    def __init__(self, steps_done, loss):
-        super().__init__(steps_done, loss=loss)
+    def __init__(self, loss):
+        self._loss = loss
         self.loss = None
 
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(self._loss)
+
     def after_run(self, run_context, run_values):
-        self.loss = run_values.results['loss']
+        self.loss = run_values.results

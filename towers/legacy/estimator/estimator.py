@@ -200,6 +200,11 @@ class Estimator:
                 raise EstimatorError('Must specify %s > 0, given: %s' % (name, value))
         hooks = _checked_hooks(hooks, 'hooks')
         listeners = list(saving_listeners or ())
+        if self._config.cluster_spec.jobs:
+            raise EstimatorError(
+                'training across processes (TF_CONFIG with a cluster: task %s %s) is not '
+                'provided by towers-legacy yet; unset TF_CONFIG to train in this process'
+                % (self._config.task_type, self._config.task_id))
         if max_steps is not None and self._checkpoint_step() >= max_steps:
             tf.logging.info('Skipping training since max_steps has already saved.')
             return self
@@ -233,11 +238,9 @@ class Estimator:
                 defer_build=True, save_relative_paths=True)
             summary_op = ({} if not config.save_summary_steps
                           else scaffold.summary_op or tf.summary.merge_all())
-            train_hooks = list(input_hooks) + list(spec.training_hooks) + hooks
+            final = calls.FinalLossHook(spec.loss)
+            train_hooks = list(input_hooks) + list(spec.training_hooks) + hooks + [final]
             step_hooks = []
-            final = []
-            step_hooks.append(lambda steps_done: final.append(
-                calls.FinalLossHook(steps_done, spec.loss)) or final[0])
             if config.is_chief:
                 train_hooks += list(spec.training_chief_hooks)
                 train_hooks.append(calls.GraphWriterHook(self._model_dir))
@@ -259,7 +262,7 @@ class Estimator:
                 is_chief=config.is_chief, hooks=train_hooks, scaffold=scaffold,
                 saving_listeners=listeners, save_initial_checkpoint=True, steps=steps,
                 step_hooks=step_hooks)
-        return final[0].loss if final else None
+        return final.loss
 
     # Evaluation.
 
