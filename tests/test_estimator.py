@@ -11,7 +11,7 @@ import pytest
 
 import towers
 from towers.compat import tf, tf_layers
-from towers.legacy.estimator import estimator as estimator_module
+from towers.legacy.estimator import running
 from towers.legacy.estimator import (Estimator, EstimatorSpec, EvalSpec, ModeKeys, RunConfig,
                                      TrainSpec, train_and_evaluate)
 from towers.legacy.estimator.export import TensorServingInputReceiver
@@ -236,11 +236,11 @@ def test_evaluate_with_precise_bn_normalises_with_the_training_inputs_statistics
                           RunConfig(log_step_count_steps=None))
     estimator.train(input_fn, steps=3)
     moving = estimator.evaluate(input_fn)['moving_mean']
-    estimator_module.use_precise_bn(2)
+    running.use_precise_bn(2)
     try:
         precise = estimator.evaluate(input_fn)['moving_mean']
     finally:
-        estimator_module.use_precise_bn(None)
+        running.use_precise_bn(None)
     # Three steps at momentum 0.99 leave the moving mean near 0; precise statistics are those
     # of the two first training batches, and the checkpoint keeps its own.
     assert abs(moving) < 0.5

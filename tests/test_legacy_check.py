@@ -13,7 +13,7 @@ import pytest
 
 from towers.compat import tf
 from towers.errors import EXIT_ERROR
-from towers.legacy import check, runner
+from towers.legacy import check, program, runner
 from towers.legacy.modules import Usage
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,7 +45,7 @@ def test_names_are_read_through_aliases_imports_and_assignments(tmp_path):
         flags.DEFINE_string('log_dir', '', '')
         net = contrib_slim.conv2d(tf.zeros([1, 2, 2, 1]), np.int(3), [1, 1])
         ''')
-    uses, _ = check.read_program(script, [str(tmp_path)])
+    uses, _ = program.read_program(script, [str(tmp_path)])
     assert {('tensorflow', ()), ('tensorflow.contrib', ('slim',)),
             ('tensorflow', ('app', 'flags', 'DEFINE_string')),
             ('tensorflow.contrib', ('slim', 'conv2d')), ('tensorflow', ('zeros',)),
@@ -65,7 +65,7 @@ def test_local_modules_are_followed_and_installed_ones_are_not(tmp_path):
         import tensorflow as tf
         relu = tf.nn.relu
         ''')
-    uses, files = check.read_program(script, [str(tmp_path)])
+    uses, files = program.read_program(script, [str(tmp_path)])
     assert sorted(os.path.relpath(f, str(tmp_path)) for f in files) == [
         os.path.join('nets', name) for name in ('__init__.py', 'factory.py', 'layers.py')] + [
         'train.py']
@@ -80,7 +80,7 @@ def test_python_2_names_ndarray_tostring_and_syntax_errors_are_reported(tmp_path
             record = i.tostring()
         ''')
     write(tmp_path / 'old.py', 'print "hello"\n')
-    uses, _ = check.read_program(script, [str(tmp_path)])
+    uses, _ = program.read_program(script, [str(tmp_path)])
     assert [use.attributes[0] for use in uses if use.module is None] == [
         'import cPickle', '.tostring()', 'xrange', 'not Python 3 (SyntaxError)']
 
@@ -131,17 +131,17 @@ def test_installed_packages_are_not_read_also_where_pythonpath_names_their_folde
           'vendored/__init__.py,sha256=x,30\nvendored-1.0.dist-info/RECORD,,\n')
     write(tmp_path / 'source' / 'mine' / '__init__.py', 'import tensorflow as tf\n')
     write(tmp_path / 'source' / 'mine.egg-info' / 'SOURCES.txt', 'mine/__init__.py\n')
-    _, files = check.read_program(script, [str(tmp_path / 'program'), str(site_packages),
+    _, files = program.read_program(script, [str(tmp_path / 'program'), str(site_packages),
                                            str(tmp_path / 'target'), str(tmp_path / 'source')])
     assert [os.path.relpath(f, str(tmp_path)) for f in files] == [
         os.path.join('program', 'train.py'), os.path.join('source', 'mine', '__init__.py')]
 
 
 def test_files_of_python_and_of_site_packages_are_installed_and_the_users_are_not(tmp_path):
-    assert check.installed(np.__file__)
-    assert check.installed(os.path.join(sysconfig.get_paths()['stdlib'], 'os.py'))
-    assert check.installed(str(tmp_path / 'dist-packages' / 'lib.py'))
-    assert not check.installed(str(tmp_path / 'train.py'))
+    assert program.installed(np.__file__)
+    assert program.installed(os.path.join(sysconfig.get_paths()['stdlib'], 'os.py'))
+    assert program.installed(str(tmp_path / 'dist-packages' / 'lib.py'))
+    assert not program.installed(str(tmp_path / 'train.py'))
 
 
 def test_import_star_is_a_use_of_the_module_not_of_a_name_star(tmp_path):
@@ -149,7 +149,7 @@ def test_import_star_is_a_use_of_the_module_not_of_a_name_star(tmp_path):
         from numpy import *
         from tensorflow.contrib.slim import *
         ''')
-    uses, _ = check.read_program(script, [str(tmp_path)])
+    uses, _ = program.read_program(script, [str(tmp_path)])
     assert names(uses) == {('numpy', ()), ('tensorflow.contrib.slim', ())}
 
 
@@ -205,7 +205,7 @@ def fake_tensorflow(monkeypatch):
     (('works',), ('legacy_fake_tf.works', 'Python', None))])
 def test_a_name_whose_object_fails_when_called_is_not_provided_and_says_why(
         fake_tensorflow, attributes, expected):
-    assert check.look_up(check.Use('legacy_fake_tf', attributes, 'train.py:1')) == expected
+    assert check.look_up(program.Use('legacy_fake_tf', attributes, 'train.py:1')) == expected
 
 
 @pytest.fixture(scope='module')

@@ -12,10 +12,12 @@
 script (`towers.compat.tf` itself, with `tf.contrib`, `tf.app`, `tf.flags`, `tf.logging`,
 `tf.gfile`); `contrib` the parts of `tf.contrib` provided, from one table (`contrib.pieces`);
 `examples`, `input_data` and `mnist` TF 1.x's `tensorflow.examples.tutorials.mnist`;
-`numpy_aliases` NumPy's removed names; `scipy_misc` `scipy.misc`'s image functions; `devices`
-the mapping of `--legacy_devices`; `check` the static report of `--check`; `modules` the
-module objects and errors. This package and `towers.compat` are the only code that touches
-`sys.modules`; the shim lasts for the rest of the process.
+`numpy_aliases` NumPy's removed names; `scipy_misc` `scipy.misc`'s image functions;
+`libraries` scikit-learn's, matplotlib's and py-cpuinfo's 2019 behaviour; `estimator` TF 1.15's
+`tf.estimator`, on this project's loop; `devices` the mapping of `--legacy_devices` (and the
+GPUs a script counts); `program` the reading of a script and `check` the static report of
+`--check`; `modules` the module objects and errors. This package and `towers.compat` are the
+only code that touches `sys.modules`; the shim lasts for the rest of the process.
 """
 from towers.legacy.modules import LegacyError, RemovedAttributeError, RemovedModuleError, Usage
 from towers.legacy.shim import import_originals, install

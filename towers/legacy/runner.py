@@ -26,11 +26,11 @@ from towers import cli
 from towers.compat import tf
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
-from towers.legacy import check, determinism, devices, shim
+from towers.legacy import check, determinism, devices, program, shim
 from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import located
 from towers.legacy import export
-from towers.legacy.estimator import estimator
+from towers.legacy.estimator import running
 
 PROGRAM = 'towers-legacy'
 _OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed',
@@ -145,7 +145,7 @@ def _missing_tensorflow_name(err):
               for frame, line in traceback.walk_tb(err.__traceback__)]
     while frames and (frames[-1][0] in lookup or frames[-1][0].startswith('<')):
         frames.pop()
-    if not frames or check.installed(frames[-1][0]) or frames[-1][0].startswith(_TOWERS_DIR):
+    if not frames or program.installed(frames[-1][0]) or frames[-1][0].startswith(_TOWERS_DIR):
         return None
     owner = check.shown(module, ())
     if owner == 'tf' or (owner.startswith('tf.') and not owner.startswith('tf.keras')):
@@ -183,6 +183,6 @@ def main(argv=None):
         print('%s: %s' % (PROGRAM, device_map.description), file=sys.stderr, flush=True)
     determinism.install(options, usage)
     if options.precise_bn_batches:
-        estimator.use_precise_bn(options.precise_bn_batches)
+        running.use_precise_bn(options.precise_bn_batches)
         usage.add('precise batch-norm statistics (%d batches)' % options.precise_bn_batches)
     sys.exit(run_script(script, script_argv, usage))

@@ -67,11 +67,7 @@ class StopAtStepHook(StepHook):
     """Requests a stop once the global step reaches `max_steps` (None: never)."""
 
     def __init__(self, steps_done, global_step, max_steps, more_steps=None):
-        """Args:
-          steps_done, global_step: the global step after a run, and its variable.
-          max_steps: the global step to stop at, or None.
-          more_steps: instead, how many steps past the step the session starts from.
-        """
+        """`more_steps`, instead of `max_steps`: how many past the step a session starts at."""
         super().__init__(steps_done)
         self._global_step = global_step
         self._max_steps = max_steps
@@ -217,12 +213,10 @@ class CheckpointHook(StepHook):
     `every_n_secs` seconds, whichever comes first, and at the end (the last step, or a stop).
 
     TensorFlow's saver writes the data and the index under temporary names and renames them,
-    and rewrites the `checkpoint` state file atomically, so a save that is killed or fails
-    leaves the previous checkpoint as the newest. A failed save ends training with a
-    `TowersError` that says why (a full disk as such) and names that previous checkpoint.
-    `tf.train.CheckpointSaverListener`s hear of each save (`begin`, `before_save`,
-    `after_save`, `end`, as TF 1.x's checkpoint hook told them); one whose `after_save` returns
-    True ends the run.
+    and the `checkpoint` state file atomically: a save killed or failing leaves the previous
+    checkpoint the newest. A failed save ends training with a `TowersError` saying why (a full
+    disk as such) and naming that checkpoint. Listeners hear of each save as TF 1.x's hook
+    told them; one whose `after_save` returns True ends the run.
     """
 
     def __init__(self, steps_done, saver, train_dir, global_step, every_n_steps=None,
@@ -236,8 +230,8 @@ class CheckpointHook(StepHook):
           every_n_secs: save after the first step that ends this long after the last save;
             None: never for that.
           listeners: `tf.train.CheckpointSaverListener`s.
-          save_at_start: also save the step the session starts from, unless a checkpoint of
-            it exists (TF 1.x's Estimator wrote `model.ckpt-0` so).
+          save_at_start: also save the step a new session starts from, unless saved (TF 1.x's
+            Estimator wrote `model.ckpt-0` so).
         """
         super().__init__(steps_done)
         self._saver = saver

@@ -3,52 +3,28 @@
     estimator = tf.estimator.Estimator(model_fn, model_dir='/tmp/model', params={...})
     estimator.train(train_input_fn, max_steps=1000)
     metrics = estimator.evaluate(eval_input_fn)        # {'loss': ..., 'global_step': 1000, ...}
-    for prediction in estimator.predict(predict_input_fn): ...
-    estimator.export_saved_model('/tmp/export', serving_input_receiver_fn)
 
-As TF 1.x's did, each call builds a new graph: the `input_fn` the input (on the CPU), the
-`model_fn` the network of one mode. Then the project's own machinery runs it:
-`train` is `towers.training.loop.train` (checkpoints, summaries, resuming from the newest
-checkpoint that reads whole, stopping cleanly on SIGTERM or Ctrl-C, the divergence guard), with
-the Estimator's hooks and log lines added; `evaluate` and `predict` restore through
-`towers.evaluation.Restored` (damaged checkpoints skipped); `export_saved_model` writes through
-`towers.export.save`. What a TF 1.x user saw stays: `model.ckpt-N` (and `model.ckpt-0` of a new
-run) and `graph.pbtxt` in `model_dir`, a checkpoint every 600 s and the 5 newest kept by
-default, summaries every 100 steps, `loss = ..., step = ...` and `global_step/sec` lines and
-`Loss for final step: ...` through `tf.logging`, evaluation events in `model_dir/eval` (or
-`eval_<name>`) and `Saving dict for global step N: ...`.
+Each call builds a new graph, as TF 1.x's did: the `input_fn`'s input (on the CPU), the
+`model_fn`'s network of one mode. `train` runs it through `towers.training.loop.train`;
+`evaluate` and `predict` restore through `towers.evaluation.Restored`; `export_saved_model`
+writes through `towers.export.save` (docs/estimator.md: what a TF 1.x user saw, and sees).
 """
 import copy
 import os
 import tempfile
 import time
 
-import numpy as np
-
 from towers import export as export_lib
 from towers.compat import export_utils, tf
 from towers.evaluation import PreciseBN, Restored
-from towers.legacy.estimator import calls
+from towers.legacy.estimator import calls, export, running
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.estimator.warm_start import warm_start_settings
-from towers.training import checkpoints, preemption
+from towers.training import preemption
 from towers.training import loop as training_loop
 
 LOSS_METRIC_KEY = 'loss'
-
-# Batches of the training input from which every `evaluate` re-estimates the batch-norm
-# statistics (`use_precise_bn`, the runner's --precise_bn_batches); None: the moving averages.
-_precise_bn_batches = []
-
-
-def use_precise_bn(num_batches):
-    """Makes every `Estimator.evaluate` of this process normalise its batch-norm layers with
-    precise statistics re-estimated from `num_batches` batches of the training input (the
-    `input_fn` the Estimator last trained on), as towers' evaluations do
-    (`towers.evaluation.PreciseBN`); None: with the moving averages, as TF 1.x did."""
-    _precise_bn_batches[:] = [] if num_batches is None else [num_batches]
-
 
 class Estimator:
     """TF 1.15's `tf.estimator.Estimator` (its arguments, methods and what they log and write).
@@ -137,21 +113,8 @@ class Estimator:
         return tf.train.latest_checkpoint(self._model_dir)
 
     def _readable_checkpoint(self, checkpoint_path, what):
-        """`checkpoint_path` (which must exist), or the newest checkpoint of `model_dir` that
-        reads whole (damaged ones skipped), or None."""
-        if checkpoint_path is None:
-            return checkpoints.newest_readable(self._model_dir)
-        checkpoint_path = os.fspath(checkpoint_path)
-        if os.path.isdir(checkpoint_path):
-            found = checkpoints.newest_readable(checkpoint_path)
-            if found is None:
-                raise EstimatorError('%s: checkpoint_path %s holds no checkpoint'
-                                     % (what, checkpoint_path))
-            return found
-        if not checkpoints.exists(checkpoint_path):
-            raise EstimatorError('%s: checkpoint_path %s is no checkpoint (no %s.index)'
-                                 % (what, checkpoint_path, checkpoint_path))
-        return checkpoint_path
+        return running.readable_checkpoint(checkpoint_path or self._model_dir, what,
+                                           checkpoint_path is not None)
 
     def get_variable_names(self):
         """The names of the variables in the newest checkpoint."""
@@ -198,7 +161,7 @@ class Estimator:
         for name, value in (('steps', steps), ('max_steps', max_steps)):
             if value is not None and value <= 0:
                 raise EstimatorError('Must specify %s > 0, given: %s' % (name, value))
-        hooks = _checked_hooks(hooks, 'hooks')
+        hooks = running.checked_hooks(hooks, 'hooks')
         listeners = list(saving_listeners or ())
         if self._config.cluster_spec.jobs:
             raise EstimatorError(
@@ -211,7 +174,8 @@ class Estimator:
         self._train_input_fn = input_fn
         with preemption.stop_signals() as stop:
             final_loss = self._train(input_fn, hooks, steps, max_steps,
-                                     [_EndUnlessStopped(listener, stop) for listener in listeners])
+                                     [running.EndUnlessStopped(listener, stop)
+                                      for listener in listeners])
         if stop.requested:
             raise SystemExit(stop.exit_status)
         tf.logging.info('Loss for final step: %s.', final_loss)
@@ -232,7 +196,7 @@ class Estimator:
             scaffold = spec.scaffold
             # Built when the session is made, after the hooks' `begin`: it saves the variables
             # they make too (an early-stopping hook's flag), as TF 1.x's did.
-            saver = scaffold.saver or _collected_saver() or tf.train.Saver(
+            saver = scaffold.saver or running.collected_saver() or tf.train.Saver(
                 sharded=True, max_to_keep=config.keep_checkpoint_max,
                 keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
                 defer_build=True, save_relative_paths=True)
@@ -276,7 +240,7 @@ class Estimator:
         """
         if steps is not None and steps <= 0:
             raise EstimatorError('Must specify steps > 0, given: %s' % steps)
-        hooks = _checked_hooks(hooks, 'hooks')
+        hooks = running.checked_hooks(hooks, 'hooks')
         checkpoint = self._readable_checkpoint(checkpoint_path, 'evaluate')
         if checkpoint is None:
             tf.logging.info('Could not find trained model in model_dir: %s, running '
@@ -303,15 +267,16 @@ class Estimator:
         with self._restored(build, checkpoint, self._statistics(checkpoint)) as net:
             ends = tf.train.FinalOpsHook({'values': net.outputs['values'],
                                           'global_step': net.outputs['global_step']})
-            for _ in self._run(net, net.outputs['update'], net.outputs['hooks'] + hooks
-                               + [_EvaluationStepsHook(steps), ends]):
+            for _ in running.run_monitored(net, net.outputs['update'],
+                                           net.outputs['hooks'] + hooks
+                                           + [running.EvaluationStepsHook(steps), ends]):
                 pass
         tf.logging.info('Finished evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
         results = dict(ends.final_ops_values['values'])
         results['global_step'] = int(ends.final_ops_values['global_step'])
         tf.logging.info('Saving dict for global step %d: %s', results['global_step'],
                         ', '.join('%s = %s' % item for item in sorted(results.items())))
-        _write_summaries(self.eval_dir(name), results, checkpoint)
+        running.write_summaries(self.eval_dir(name), results, checkpoint)
         return results
 
     def _restored(self, build, checkpoint, statistics=None):
@@ -340,8 +305,9 @@ class Estimator:
 
     def _statistics(self, checkpoint):
         """What `evaluate` normalises batch norm with: precise statistics of the training
-        input under `use_precise_bn`, else (or before any training) the moving averages."""
-        if not _precise_bn_batches or checkpoint is None:
+        input under `running.use_precise_bn`, else (or before any training) the moving
+        averages (None)."""
+        if not running.precise_bn_batches() or checkpoint is None:
             return None
         if self._train_input_fn is None:
             tf.logging.warning('precise batch-norm statistics need the training input, and '
@@ -350,48 +316,19 @@ class Estimator:
             return None
         input_fn = self._train_input_fn
 
+        def training_batch():
+            features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
+                                                          self.config)
+            return (features if labels is None else (features, labels)), hooks
+
         def network_fn(batch):
             features, labels = batch if isinstance(batch, tuple) else (batch, None)
             tf.train.get_or_create_global_step()
             self._call_model_fn(features, labels, ModeKeys.EVAL)
 
-        return PreciseBN(lambda: self._numpy_batches(input_fn), _precise_bn_batches[0],
-                         network_fn)
-
-    def _numpy_batches(self, input_fn):
-        """The training input's batches as numpy: (features, labels), or features alone.
-
-        The graph is the default one only while it is built: a consumer may stop iterating
-        anywhere."""
-        graph = self._new_graph()
-        with graph.as_default():
-            features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
-                                                          self.config)
-            batch = features if labels is None else (features, labels)
-            for hook in hooks:
-                hook.begin()
-        coordinator = tf.train.Coordinator()
-        with tf.Session(graph=graph, config=self._session_config()) as session:
-            threads = tf.train.start_queue_runners(session, coordinator)
-            for hook in hooks:
-                hook.after_create_session(session, coordinator)
-            try:
-                while True:
-                    yield session.run(batch)
-            except tf.errors.OutOfRangeError:
-                return
-            finally:
-                coordinator.request_stop()
-                coordinator.join(threads, stop_grace_period_secs=5)
-
-    def _run(self, net, fetches, hooks):
-        """Runs `fetches` under a `MonitoredSession` of `net`'s restored session with `hooks`
-        until a hook asks to stop or the input ends; returns the values of each run."""
-        with net.graph.as_default():
-            creator = _GivenSession(net.session, net.outputs['local_init'])
-            with tf.train.MonitoredSession(session_creator=creator, hooks=hooks) as session:
-                while not session.should_stop():
-                    yield session.run(fetches)
+        return PreciseBN(lambda: running.numpy_batches(self._new_graph(), training_batch,
+                                                       self._session_config()),
+                         running.precise_bn_batches(), network_fn)
 
     # Prediction.
 
@@ -401,7 +338,7 @@ class Estimator:
         batch of `input_fn` until it ends: one dict (or array, for a `model_fn` whose
         predictions are one tensor) per example, or per batch without
         `yield_single_examples`."""
-        hooks = _checked_hooks(hooks, 'hooks')
+        hooks = running.checked_hooks(hooks, 'hooks')
         checkpoint = self._readable_checkpoint(checkpoint_path, 'predict')
         if checkpoint is None:
             tf.logging.info('Could not find trained model in model_dir: %s, running '
@@ -412,26 +349,15 @@ class Estimator:
             features, _, input_hooks = calls.call_input_fn(
                 input_fn, ModeKeys.PREDICT, self.params, self.config)
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
-            return {'predictions': _selected(spec.predictions, predict_keys),
+            return {'predictions': running.selected(spec.predictions, predict_keys),
                     'local_init': tf.local_variables_initializer(),
                     'hooks': list(input_hooks) + list(spec.prediction_hooks),
                     'saver': spec.scaffold.saver}
 
         with self._restored(build, checkpoint) as net:
             predictions = net.outputs['predictions']
-            for batch in self._run(net, predictions, net.outputs['hooks'] + hooks):
-                if not yield_single_examples:
-                    yield batch
-                    continue
-                if not isinstance(batch, dict):
-                    yield from batch
-                    continue
-                sizes = {key: len(value) for key, value in batch.items()}
-                if len(set(sizes.values())) != 1:
-                    raise EstimatorError('Batch length of predictions should be same: %s'
-                                         % sizes)
-                for index in range(next(iter(sizes.values()))):
-                    yield {key: value[index] for key, value in batch.items()}
+            for batch in running.run_monitored(net, predictions, net.outputs['hooks'] + hooks):
+                yield from running.examples(batch) if yield_single_examples else [batch]
 
     # Export.
 
@@ -454,32 +380,9 @@ class Estimator:
         checkpoint = self._readable_checkpoint(checkpoint_path, 'export_saved_model')
         if checkpoint is None:
             raise EstimatorError("Couldn't find trained model at %s." % self._model_dir)
-        signature_defs = {}
-
-        def build():
-            tf.train.get_or_create_global_step()
-            receiver = serving_input_receiver_fn()
-            if not hasattr(receiver, 'receiver_tensors'):
-                raise EstimatorError(
-                    'serving_input_receiver_fn returned %s: expected a '
-                    'tf.estimator.export.ServingInputReceiver' % type(receiver).__name__)
-            spec = self._call_model_fn(receiver.features, None, experimental_mode)
-            outputs = export_utils.export_outputs_for_mode(
-                experimental_mode, serving_export_outputs=spec.export_outputs,
-                predictions=spec.predictions, loss=spec.loss,
-                metrics=spec.eval_metric_ops or None)
-            signature_defs.update(export_utils.build_all_signature_defs(
-                receiver.receiver_tensors, outputs,
-                getattr(receiver, 'receiver_tensors_alternatives', None),
-                serving_only=experimental_mode == ModeKeys.PREDICT))
-            inputs = receiver.receiver_tensors
-            predictions = spec.predictions
-            return (inputs if isinstance(inputs, dict) else {'input': inputs},
-                    predictions if isinstance(predictions, dict) else {'output': predictions})
-
         export_dir = export_utils.get_timestamped_export_dir(export_dir_base).decode()
-        export_lib.save(export_lib.Serving(build, 'the model of %s' % self._model_dir,
-                                           signature_defs=lambda: signature_defs),
+        export_lib.save(export.serving(self._call_model_fn, serving_input_receiver_fn,
+                                       experimental_mode, 'the model of %s' % self._model_dir),
                         checkpoint, export_dir, as_text=as_text, assets_extra=assets_extra)
         tf.logging.info('SavedModel written to: %s', export_dir)
         return export_dir.encode()
@@ -489,110 +392,3 @@ class Estimator:
         """TF 1.x's older name of `export_saved_model`."""
         return self.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                        assets_extra, as_text, checkpoint_path)
-
-
-def _collected_saver():
-    savers = tf.get_collection(tf.GraphKeys.SAVERS)
-    return savers[0] if len(savers) == 1 else None
-
-
-def _checked_hooks(hooks, what):
-    hooks = list(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, tf.train.SessionRunHook):
-            raise EstimatorError('%s must be tf.train.SessionRunHooks, got %s'
-                                 % (what, type(hook).__name__))
-    return hooks
-
-
-def _selected(predictions, keys):
-    """The predictions named by `keys` (all when None)."""
-    if keys is None:
-        return predictions
-    if not isinstance(predictions, dict):
-        raise EstimatorError('predict_keys argument is not valid: the model_fn\'s predictions '
-                             'are one tensor, not a dict')
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    missing = [key for key in keys if key not in predictions]
-    if missing:
-        raise EstimatorError('predict_keys %s are not in the predictions (%s)'
-                             % (', '.join(missing), ', '.join(sorted(predictions))))
-    return {key: predictions[key] for key in keys}
-
-
-class _EndUnlessStopped(tf.train.CheckpointSaverListener):
-    """A listener whose `end` is skipped when a stop signal ended the training: a preempted
-    process saves its checkpoint and exits, without the final evaluation of
-    `train_and_evaluate`, which its restart will make."""
-
-    def __init__(self, listener, stop):
-        self._listener = listener
-        self._stop = stop
-
-    def begin(self):
-        self._listener.begin()
-
-    def before_save(self, session, global_step_value):
-        return self._listener.before_save(session, global_step_value)
-
-    def after_save(self, session, global_step_value):
-        return self._listener.after_save(session, global_step_value)
-
-    def end(self, session, global_step_value):
-        if not self._stop.requested:
-            self._listener.end(session, global_step_value)
-
-
-class _GivenSession(tf.train.SessionCreator):
-    """Hands a `MonitoredSession` the restored session, its local variables initialised."""
-
-    def __init__(self, session, local_init):
-        self._session = session
-        self._local_init = local_init
-
-    def create_session(self):
-        self._session.run(self._local_init)
-        return self._session
-
-
-class _EvaluationStepsHook(tf.train.SessionRunHook):
-    """Stops after `steps` evaluation batches (None: when the input ends), logging
-    `Evaluation [i/steps]` as TF 1.x did."""
-
-    def __init__(self, steps):
-        self._steps = steps
-        self._done = 0
-
-    def after_run(self, run_context, run_values):
-        self._done += 1
-        if self._steps is None:
-            return
-        if self._done % max(self._steps // 10, 1) == 0 or self._done == self._steps:
-            tf.logging.info('Evaluation [%d/%d]', self._done, self._steps)
-        if self._done >= self._steps:
-            run_context.request_stop()
-
-
-def _write_summaries(directory, results, checkpoint):
-    """Writes the numeric `results` as scalars at their global step into `directory`, and the
-    checkpoint's path as text, as TF 1.x's `evaluate` did."""
-    step = results['global_step']
-    values = []
-    for key, value in sorted(results.items()):
-        if key == 'global_step':
-            continue
-        if np.ndim(value) == 0 and np.issubdtype(np.asarray(value).dtype, np.number):
-            values.append(tf.Summary.Value(tag=key, simple_value=float(value)))
-        else:
-            tf.logging.warning('Skipping summary for %s, must be a float, np.float32, '
-                               'np.int64, np.int32 or int.', key)
-    if checkpoint is not None:
-        tf.logging.info("Saving 'checkpoint_path' summary for global step %d: %s", step,
-                        checkpoint)
-        values.append(tf.Summary.Value(
-            tag='checkpoint_path', tensor=tf.make_tensor_proto(checkpoint),
-            metadata=tf.SummaryMetadata(
-                plugin_data=tf.SummaryMetadata.PluginData(plugin_name='text'))))
-    writer = tf.summary.FileWriterCache.get(directory)
-    writer.add_summary(tf.Summary(value=values), step)
-    writer.flush()

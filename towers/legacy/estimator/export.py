@@ -10,8 +10,9 @@ own classes, which it still ships.
 """
 import collections
 
-from towers.compat import export_output, tf
-from towers.legacy.estimator.spec import EstimatorError
+from towers import export as export_lib
+from towers.compat import export_output, export_utils, tf
+from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 
 ExportOutput = export_output.ExportOutput
 PredictOutput = export_output.PredictOutput
@@ -94,3 +95,37 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
         return TensorServingInputReceiver(placeholders[SINGLE_FEATURE_DEFAULT_NAME],
                                           placeholders)
     return serving_input_receiver_fn
+
+
+def serving(call_model_fn, serving_input_receiver_fn, mode, what):
+    """What an Estimator's SavedModel serves: the `towers.export.Serving` of its `model_fn`'s
+    network in `mode` on the features of `serving_input_receiver_fn`'s receiver, with a
+    signature per export output (TF 1.x's keys: 'serving_default', 'classification', ...).
+
+    Args:
+      call_model_fn: a function (features, labels, mode) -> `EstimatorSpec`.
+      serving_input_receiver_fn: returns a `ServingInputReceiver`.
+      mode: a `ModeKeys` value (PREDICT for serving).
+      what: the model, for errors.
+    """
+    signature_defs = {}
+
+    def build():
+        tf.train.get_or_create_global_step()
+        receiver = serving_input_receiver_fn()
+        if not hasattr(receiver, 'receiver_tensors'):
+            raise EstimatorError('serving_input_receiver_fn returned %s: expected a '
+                                 'tf.estimator.export.ServingInputReceiver'
+                                 % type(receiver).__name__)
+        spec = call_model_fn(receiver.features, None, mode)
+        outputs = export_utils.export_outputs_for_mode(
+            mode, serving_export_outputs=spec.export_outputs, predictions=spec.predictions,
+            loss=spec.loss, metrics=spec.eval_metric_ops or None)
+        signature_defs.update(export_utils.build_all_signature_defs(
+            receiver.receiver_tensors, outputs, receiver.receiver_tensors_alternatives,
+            serving_only=mode == ModeKeys.PREDICT))
+        predictions = spec.predictions
+        return (receiver.receiver_tensors,
+                predictions if isinstance(predictions, dict) else {'output': predictions})
+
+    return export_lib.Serving(build, what, signature_defs=lambda: signature_defs)
