@@ -21,10 +21,12 @@ from towers.evaluation.choice import (PRECISE_BN_BATCHES, add_eval_flags, checkp
                                       statistics_from_flags, train_dir_from_flags)
 from towers.evaluation.metrics import (classification_metrics, detection_metrics,
                                        precision_recall_curve, segmentation_metrics)
-from towers.evaluation.precise_bn import EACH_BATCH, MOVING_AVERAGES, PreciseBN, pipeline_batches
+from towers.evaluation.precise_bn import (EACH_BATCH, MOVING_AVERAGES, PreciseBN, PreparedBatch,
+                                         pipeline_batches)
 from towers.evaluation.restore import Restored, predict, restore_checkpoint
 
-__all__ = ['EACH_BATCH', 'MOVING_AVERAGES', 'PRECISE_BN_BATCHES', 'PreciseBN', 'Restored',
+__all__ = ['EACH_BATCH', 'MOVING_AVERAGES', 'PRECISE_BN_BATCHES', 'PreciseBN', 'PreparedBatch',
+           'Restored',
            'add_eval_flags', 'checkpoint_from_flags', 'classification_metrics',
            'detection_metrics', 'pipeline_batches', 'poll_checkpoints', 'precision_recall_curve',
            'predict', 'require_variables', 'restore_checkpoint', 'save_precise_bn',

@@ -21,6 +21,7 @@ copy of it with them elsewhere. `EACH_BATCH` normalises every evaluation batch w
 statistics, as training did: a diagnosis (the results then depend on the batch), not an
 evaluation.
 """
+import collections
 import itertools
 import logging
 import os
@@ -187,20 +188,40 @@ def pipeline_batches(input_fn, config=None):
 
     Args:
       input_fn: a function of no arguments building the pipeline (e.g. a data set's
-        `training_input`) and returning its batch; called in a graph of its own.
+        `training_input`) and returning its batch, or (its batch, `SessionRunHook`s that
+        prepare it in a new session, as a `Dataset`'s initializable iterator needs); called in
+        a graph of its own, which is the default graph only while it runs, so that a consumer
+        may stop iterating anywhere (`PreciseBN` takes N batches).
       config: the session's `tf.ConfigProto`, or None.
 
     Yields:
       Each batch, as the pipeline's structure of numpy arrays.
     """
-    with tf.Graph().as_default():
-        batch = input_fn()
-        with tf.Session(config=config) as session:
+    graph = tf.Graph()
+    with graph.as_default():
+        built = input_fn()
+        batch, hooks = built if isinstance(built, PreparedBatch) else (built, ())
+        for hook in hooks:
+            hook.begin()
+    coordinator = tf.train.Coordinator()
+    with tf.Session(graph=graph, config=config) as session:
+        # A TF1 program's queues (tf.train.batch) need their runners.
+        threads = tf.train.start_queue_runners(session, coordinator)
+        for hook in hooks:
+            hook.after_create_session(session, coordinator)
+        try:
             while True:
-                try:
-                    yield session.run(batch)
-                except tf.errors.OutOfRangeError:
-                    return
+                yield session.run(batch)
+        except tf.errors.OutOfRangeError:
+            return
+        finally:
+            coordinator.request_stop()
+            coordinator.join(threads, stop_grace_period_secs=5)
+
+
+class PreparedBatch(collections.namedtuple('PreparedBatch', ['batch', 'hooks'])):
+    """What an `input_fn` of `pipeline_batches` returns when its batch needs `hooks` run in a
+    new session first (a `Dataset`'s initializable iterator)."""
 
 
 def save_checkpoint(checkpoint, statistics, directory):

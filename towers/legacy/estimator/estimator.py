@@ -16,7 +16,7 @@ import time
 
 from towers import export as export_lib
 from towers.compat import export_utils, tf
-from towers.evaluation import PreciseBN, Restored
+from towers.evaluation import PreciseBN, PreparedBatch, Restored, pipeline_batches
 from towers.legacy.estimator import calls, export, running
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
@@ -317,17 +317,18 @@ class Estimator:
         input_fn = self._train_input_fn
 
         def training_batch():
+            if self._config.tf_random_seed is not None:
+                tf.get_default_graph().seed = self._config.tf_random_seed
             features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
                                                           self.config)
-            return (features if labels is None else (features, labels)), hooks
+            return PreparedBatch(features if labels is None else (features, labels), hooks)
 
         def network_fn(batch):
             features, labels = batch if isinstance(batch, tuple) else (batch, None)
             tf.train.get_or_create_global_step()
             self._call_model_fn(features, labels, ModeKeys.EVAL)
 
-        return PreciseBN(lambda: running.numpy_batches(self._new_graph(), training_batch,
-                                                       self._session_config()),
+        return PreciseBN(lambda: pipeline_batches(training_batch, self._session_config()),
                          running.precise_bn_batches(), network_fn)
 
     # Prediction.

@@ -1,6 +1,6 @@
 """What an `Estimator` runs its graphs with: the session `evaluate` and `predict` monitor, their
-hooks and summaries, the training input as numpy and whether evaluations re-estimate batch-norm
-statistics from it (`use_precise_bn`), and the checks of what a program hands over (hooks,
+hooks and summaries, whether evaluations re-estimate batch-norm statistics from the training
+input (`use_precise_bn`), and the checks of what a program hands over (hooks,
 predict keys).
 """
 import os
@@ -41,35 +41,8 @@ def run_monitored(net, fetches, hooks):
                 yield session.run(fetches)
 
 
-def numpy_batches(graph, build, config):
-    """The batches of an input as numpy, one per run, until it ends.
-
-    Args:
-      graph: the graph to build it in; it is the default graph only while `build` runs, so
-        that a consumer may stop iterating anywhere.
-      build: a function of no arguments returning (the batch, the hooks that initialise it).
-      config: the session's `tf.ConfigProto`.
-    """
-    with graph.as_default():
-        batch, hooks = build()
-        for hook in hooks:
-            hook.begin()
-    coordinator = tf.train.Coordinator()
-    with tf.Session(graph=graph, config=config) as session:
-        threads = tf.train.start_queue_runners(session, coordinator)
-        for hook in hooks:
-            hook.after_create_session(session, coordinator)
-        try:
-            while True:
-                yield session.run(batch)
-        except tf.errors.OutOfRangeError:
-            return
-        finally:
-            coordinator.request_stop()
-            coordinator.join(threads, stop_grace_period_secs=5)
-
-
 def collected_saver():
+    """The one saver of the default graph's `SAVERS` collection (a program's), or None."""
     savers = tf.get_collection(tf.GraphKeys.SAVERS)
     return savers[0] if len(savers) == 1 else None
 
