@@ -112,6 +112,15 @@ class Estimator:
         """The newest checkpoint's prefix in `model_dir`, or None."""
         return tf.train.latest_checkpoint(self._model_dir)
 
+    def _checkpoint_or_initial_values(self, checkpoint_path, what):
+        """The checkpoint `evaluate` or `predict` restores; None, said in one line, when
+        `model_dir` holds none: they run the initial values then, as TF 1.15's did."""
+        checkpoint = self._readable_checkpoint(checkpoint_path, what)
+        if checkpoint is None:
+            tf.logging.info('Could not find trained model in model_dir: %s, running '
+                            'initialization to %s.', self._model_dir, what)
+        return checkpoint
+
     def _readable_checkpoint(self, checkpoint_path, what):
         return running.readable_checkpoint(checkpoint_path or self._model_dir, what,
                                            checkpoint_path is not None)
@@ -241,10 +250,7 @@ class Estimator:
         if steps is not None and steps <= 0:
             raise EstimatorError('Must specify steps > 0, given: %s' % steps)
         hooks = running.checked_hooks(hooks, 'hooks')
-        checkpoint = self._readable_checkpoint(checkpoint_path, 'evaluate')
-        if checkpoint is None:
-            tf.logging.info('Could not find trained model in model_dir: %s, running '
-                            'initialization to evaluate.', self._model_dir)
+        checkpoint = self._checkpoint_or_initial_values(checkpoint_path, 'evaluate')
 
         def build():
             global_step = tf.train.get_or_create_global_step()
@@ -340,10 +346,7 @@ class Estimator:
         predictions are one tensor) per example, or per batch without
         `yield_single_examples`."""
         hooks = running.checked_hooks(hooks, 'hooks')
-        checkpoint = self._readable_checkpoint(checkpoint_path, 'predict')
-        if checkpoint is None:
-            tf.logging.info('Could not find trained model in model_dir: %s, running '
-                            'initialization to predict.', self._model_dir)
+        checkpoint = self._checkpoint_or_initial_values(checkpoint_path, 'predict')
 
         def build():
             tf.train.get_or_create_global_step()
