@@ -12,6 +12,7 @@ import inspect
 import time
 
 from towers.compat import tf
+from towers.legacy.estimator import distribute
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 from towers.training import hooks as hooks_lib
 
@@ -57,26 +58,50 @@ def _check_structure(value, what, fn):
                          'of tensors' % (_name(fn), type(value).__name__, what))
 
 
-def call_input_fn(input_fn, mode, params, config):
+def call_input_fn(input_fn, mode, params, config, num_replicas=None):
     """Builds the input of `mode` in the default graph.
 
+    Args:
+      input_fn, mode, params, config: the program's `input_fn` and what it may take.
+      num_replicas: None, or the replicas of a distribution strategy: each takes its own
+        batch, the next element of the `Dataset` the `input_fn` must then return (as TF 1.x's
+        Estimator gave each replica its own batch), and an `input_fn` taking `input_context`
+        gets a `tf.distribute.InputContext` of them.
+
     Returns:
-      (features, labels, hooks): labels None when the input has none; hooks initialise a
-      `Dataset`'s iterator in each new session.
+      (features, labels, hooks); with `num_replicas`, ([(features, labels) per replica],
+      hooks): labels None when the input has none; hooks initialise a `Dataset`'s iterator in
+      each new session.
 
     Raises:
       EstimatorError: `input_fn` returns something other than a `Dataset`, `(features,
-        labels)` or `features` (each a tensor or a structure of them).
+        labels)` or `features` (each a tensor or a structure of them); with `num_replicas`,
+        no `Dataset`.
     """
     names, _ = arg_names(input_fn)
     given = {'mode': mode, 'params': params, 'config': config}
+    if num_replicas is not None:
+        given['input_context'] = distribute.input_context(num_replicas)
     with tf.device('/cpu:0'):
         result = input_fn(**{name: given[name] for name in names if name in given})
         hooks = []
         if isinstance(result, tf.data.Dataset):
             iterator = tf.data.make_initializable_iterator(result)
             hooks.append(_IteratorInitializerHook(iterator))
-            result = iterator.get_next()
+            elements = [iterator.get_next() for _ in range(num_replicas or 1)]
+        elif num_replicas is not None:
+            raise EstimatorError('the input_fn %s() returned a %s: with a distribution strategy '
+                                 'it must return a tf.data.Dataset, whose next batch each '
+                                 'replica takes' % (_name(input_fn), type(result).__name__))
+        else:
+            elements = [result]
+    batches = [_features_and_labels(element, input_fn) for element in elements]
+    if num_replicas is None:
+        return batches[0] + (hooks,)
+    return batches, hooks
+
+
+def _features_and_labels(result, input_fn):
     if isinstance(result, (tuple, list)):
         if len(result) != 2:
             raise EstimatorError('the input_fn %s() returned a %s of %d elements: expected '
@@ -88,7 +113,7 @@ def call_input_fn(input_fn, mode, params, config):
     _check_structure(features, 'features', input_fn)
     if labels is not None:
         _check_structure(labels, 'labels', input_fn)
-    return features, labels, hooks
+    return features, labels
 
 
 MODEL_FN_ARGS = ('features', 'labels', 'mode', 'params', 'config', 'self')

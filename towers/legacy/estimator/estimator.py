@@ -16,8 +16,8 @@ import time
 
 from towers import export as export_lib
 from towers.compat import export_utils, tf
-from towers.evaluation import PreciseBN, PreparedBatch, Restored, pipeline_batches
-from towers.legacy.estimator import calls, export, running
+from towers.evaluation import Restored
+from towers.legacy.estimator import calls, distribute, export, replicas, running
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.estimator.warm_start import warm_start_settings
@@ -70,6 +70,10 @@ class Estimator:
         self._params = copy.deepcopy(params or {})
         self._warm_start = warm_start_settings(warm_start_from)
         self._train_input_fn = None
+        self._train_devices = distribute.replica_devices(config.train_distribute,
+                                                         'train_distribute')
+        self._eval_devices = distribute.replica_devices(config.eval_distribute,
+                                                        'eval_distribute')
         tf.logging.info('Using config: %s', self._config)
 
     @property
@@ -103,8 +107,9 @@ class Estimator:
             graph.seed = self._config.tf_random_seed
         return graph
 
-    def _session_config(self):
-        return self._config.session_config or default_session_config()
+    def _session_config(self, devices=None):
+        return distribute.session_config(self._config.session_config
+                                         or default_session_config(), devices)
 
     # Checkpoints.
 
@@ -194,9 +199,7 @@ class Estimator:
         config = self._config
         with self._new_graph().as_default():
             global_step = tf.train.get_or_create_global_step()
-            features, labels, input_hooks = calls.call_input_fn(
-                input_fn, ModeKeys.TRAIN, self.params, self.config)
-            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+            spec, input_hooks, examples_per_step = self._training_spec(input_fn)
             if self._warm_start is not None:
                 tf.train.warm_start(*self._warm_start)
             if not any(summary.op.name == 'loss'
@@ -227,7 +230,7 @@ class Estimator:
             tf.gfile.MakeDirs(self._model_dir)
             training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
-                calls.batch_size(features), config=self._session_config(),
+                examples_per_step, config=self._session_config(self._train_devices),
                 summary_op=summary_op, saver=saver, log_every_n_steps=None,
                 save_summaries_steps=config.save_summary_steps,
                 save_checkpoint_secs=config.save_checkpoints_secs,
@@ -236,6 +239,17 @@ class Estimator:
                 saving_listeners=listeners, save_initial_checkpoint=True, steps=steps,
                 step_hooks=step_hooks)
         return final.loss
+
+    def _training_spec(self, input_fn):
+        """(spec, input hooks, examples per step) of the training graph: the `model_fn` once,
+        or once per device of `RunConfig.train_distribute` (`replicas`)."""
+        if self._train_devices:
+            return replicas.training_spec(self._call_model_fn, input_fn, self.params,
+                                          self.config, self._train_devices)
+        features, labels, input_hooks = calls.call_input_fn(
+            input_fn, ModeKeys.TRAIN, self.params, self.config)
+        spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+        return spec, input_hooks, calls.batch_size(features)
 
     # Evaluation.
 
@@ -254,8 +268,12 @@ class Estimator:
 
         def build():
             global_step = tf.train.get_or_create_global_step()
-            features, labels, input_hooks = calls.call_input_fn(
-                input_fn, ModeKeys.EVAL, self.params, self.config)
+            if self._eval_devices:
+                features, labels, input_hooks = replicas.evaluation_input(
+                    input_fn, self.params, self.config, len(self._eval_devices))
+            else:
+                features, labels, input_hooks = calls.call_input_fn(
+                    input_fn, ModeKeys.EVAL, self.params, self.config)
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
             if LOSS_METRIC_KEY in spec.eval_metric_ops:
                 raise EstimatorError('Metric with name "%s" is not allowed, because Estimator '
@@ -315,27 +333,8 @@ class Estimator:
         averages (None)."""
         if not running.precise_bn_batches() or checkpoint is None:
             return None
-        if self._train_input_fn is None:
-            tf.logging.warning('precise batch-norm statistics need the training input, and '
-                               'this Estimator has not trained in this process: evaluating '
-                               'with the moving averages')
-            return None
-        input_fn = self._train_input_fn
-
-        def training_batch():
-            if self._config.tf_random_seed is not None:
-                tf.get_default_graph().seed = self._config.tf_random_seed
-            features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, self.params,
-                                                          self.config)
-            return PreparedBatch(features if labels is None else (features, labels), hooks)
-
-        def network_fn(batch):
-            features, labels = batch if isinstance(batch, tuple) else (batch, None)
-            tf.train.get_or_create_global_step()
-            self._call_model_fn(features, labels, ModeKeys.EVAL)
-
-        return PreciseBN(lambda: pipeline_batches(training_batch, self._session_config()),
-                         running.precise_bn_batches(), network_fn)
+        return running.precise_statistics(self._train_input_fn, self._call_model_fn,
+                                          self.params, self.config, self._session_config())
 
     # Prediction.
 

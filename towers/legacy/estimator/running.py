@@ -8,7 +8,9 @@ import os
 import numpy as np
 
 from towers.compat import tf
-from towers.legacy.estimator.spec import EstimatorError
+from towers.evaluation import PreciseBN, PreparedBatch, pipeline_batches
+from towers.legacy.estimator import calls
+from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.training import checkpoints
 
 
@@ -28,6 +30,31 @@ def use_precise_bn(num_batches):
 def precise_bn_batches():
     """The batches of `use_precise_bn`, or None."""
     return _precise_bn_batches[0] if _precise_bn_batches else None
+
+
+def precise_statistics(input_fn, call_model_fn, params, config, session_config):
+    """`PreciseBN` of the `model_fn`'s EVAL network (`call_model_fn(features, labels, mode)`)
+    over the training input `input_fn`, or None (said in a warning) when this Estimator has
+    not trained in this process."""
+    if input_fn is None:
+        tf.logging.warning('precise batch-norm statistics need the training input, and '
+                           'this Estimator has not trained in this process: evaluating '
+                           'with the moving averages')
+        return None
+
+    def training_batch():
+        if config.tf_random_seed is not None:
+            tf.get_default_graph().seed = config.tf_random_seed
+        features, labels, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, params, config)
+        return PreparedBatch(features if labels is None else (features, labels), hooks)
+
+    def network_fn(batch):
+        features, labels = batch if isinstance(batch, tuple) else (batch, None)
+        tf.train.get_or_create_global_step()
+        call_model_fn(features, labels, ModeKeys.EVAL)
+
+    return PreciseBN(lambda: pipeline_batches(training_batch, session_config),
+                     precise_bn_batches(), network_fn)
 
 
 def run_monitored(net, fetches, hooks):
