@@ -114,7 +114,7 @@ def test_the_replicas_run_on_their_devices_and_only_replica_0_writes_summaries(t
     estimator.train(input_fn(BATCH // 2), steps=1)
     graph = seen['graph']
     convolutions = [op for op in graph.get_operations() if op.type == 'Conv2D']
-    assert sorted(op.device for op in convolutions) == ['/cpu:0', '/cpu:1']
+    assert sorted(op.device for op in convolutions) == ['/device:CPU:0', '/device:CPU:1']
     assert graph.get_tensor_by_name('conv/weights:0').device == '/cpu:0'
     summaries = [summary.op.name for summary in graph.get_collection(tf.GraphKeys.SUMMARIES)]
     assert 'replica_logit_mean' in summaries
@@ -144,9 +144,10 @@ def test_tensorflows_own_strategies_choose_the_devices_too(one_device, tmp_path)
 
 
 def test_mirrored_strategy_takes_tf1_arguments():
-    assert MirroredStrategy(num_gpus=2).devices == ('/gpu:0', '/gpu:1')
+    assert MirroredStrategy(num_gpus=2).devices == ('/device:GPU:0', '/device:GPU:1')
     assert MirroredStrategy(num_gpus_per_worker=1).num_replicas_in_sync == 1
-    assert MirroredStrategy(num_gpus=0).devices == ('/cpu:0',)
+    assert MirroredStrategy(num_gpus=0).devices == ('/device:CPU:0',)
+    assert OneDeviceStrategy('device:CPU:0').devices == ('/device:CPU:0',)
     with pytest.raises(EstimatorError, match='devices or num_gpus, not both'):
         MirroredStrategy(devices=['/gpu:0'], num_gpus=1)
 

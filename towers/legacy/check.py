@@ -15,9 +15,8 @@ otherwise.
 
 A name is provided when the runner has an object for it that works when used. One that
 exists but fails when called is not: the runner marks a stub of its own with the attribute
-`MISSING` ('__towers_legacy_missing__', its value why), and `FAILS_WHEN_CALLED` names the
-objects of other packages known to raise (`tf.keras.estimator.model_to_estimator`: tf-keras
-raises NotImplementedError).
+`MISSING` ('__towers_legacy_missing__', its value why). (tf-keras' own
+`model_to_estimator`, which raises NotImplementedError, is replaced by the runner's.)
 """
 import collections
 import importlib
@@ -48,12 +47,6 @@ MISSING = '__towers_legacy_missing__'
 # What other packages give the runner that exists but raises when called, by where it is
 # defined ('module.qualified_name') -> why. An entry goes when the runner provides the name
 # with an object of its own (then it is another object) or makes this one work.
-FAILS_WHEN_CALLED = {
-    'tf_keras.src.estimator.model_to_estimator':
-        'tf-keras raises NotImplementedError when it is called: it builds on the package '
-        'tensorflow-estimator, which TensorFlow 2.16 stopped shipping',
-}
-
 Row = collections.namedtuple('Row', ['name', 'uses', 'first', 'provider', 'missing'])
 Row.__doc__ = """One line of the report: a name, how often and first where it is used, and
 what provides it (`provider`) or why it is not provided (`missing`)."""
@@ -136,15 +129,10 @@ def look_up(use):
 
 def fails_when_called(found):
     """Why `found`, an object the runner gives a script, fails when it is called, or None: its
-    own `MISSING` attribute, or its entry in `FAILS_WHEN_CALLED`."""
+    own `MISSING` attribute."""
     if isinstance(found, (staticmethod, classmethod)):
         found = found.__func__
-    why = inspect.getattr_static(found, MISSING, None)
-    # Only a function or class is read further: reading a name of another object may run its
-    # code (a module loads, `tf.flags.FLAGS` parses the command line).
-    if why or not (inspect.isfunction(found) or inspect.isclass(found)):
-        return why
-    return FAILS_WHEN_CALLED.get('%s.%s' % (found.__module__, found.__qualname__))
+    return inspect.getattr_static(found, MISSING, None)
 
 
 def _look_up_numpy(name):

@@ -19,6 +19,8 @@ This package and `towers.compat` are the only code of the project that touches `
   replaces absl.logging's.
 - `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
 - `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
+- `tf.keras.estimator.model_to_estimator` (tf-keras's raises) is
+  `towers.legacy.estimator.keras`'s;
 - `tensorflow.python.framework.device.DeviceSpec` is TF 1.x's mutable one (`merge_from`), as
   `tf.DeviceSpec` is (`towers.legacy.devices`);
 - NumPy's removed names come back (`towers.legacy.numpy_aliases`);
@@ -67,6 +69,7 @@ def install():
     numpy_aliases.install(usage)
     libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
+    _give_keras_model_to_estimator(usage)
     devices.use_tf1_device_spec()
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))
@@ -147,6 +150,27 @@ def _accept_numpy_prefetch_sizes(usage):
             buffer_size = int(buffer_size)
         return prefetch(dataset, buffer_size, name=name)
     owner.prefetch = prefetch_taking_numpy
+
+
+def _give_keras_model_to_estimator(usage):
+    """Makes tf-keras's `model_to_estimator` (`tf.keras.estimator`, `tf.contrib.keras`'s, and
+    where tf-keras defines it), which raises NotImplementedError, `towers.legacy.estimator.
+    keras`'s, imported on its first call as `tf.estimator`'s names are; each call is
+    recorded."""
+    def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
+                           model_dir=None, config=None, checkpoint_format='saver'):
+        usage.add('tf.keras.estimator.model_to_estimator (a tf.estimator.Estimator)')
+        keras_estimator = importlib.import_module('towers.legacy.estimator.keras')
+        return keras_estimator.model_to_estimator(keras_model, keras_model_path,
+                                                  custom_objects, model_dir, config,
+                                                  checkpoint_format)
+    model_to_estimator.__doc__ = "TF 1.15's, as towers.legacy.estimator.keras gives it back."
+    for name in ('tf_keras.estimator', 'tf_keras.api._v1.keras.estimator',
+                 'tf_keras.api._v2.keras.estimator', 'tf_keras.src.estimator'):
+        module = importlib.import_module(name)
+        for attribute in ('model_to_estimator', 'model_to_estimator_v2'):
+            if hasattr(module, attribute):
+                setattr(module, attribute, model_to_estimator)
 
 
 def import_originals(directory, names, flag):

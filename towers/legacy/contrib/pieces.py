@@ -13,7 +13,8 @@ import textwrap
 from towers.compat import keras, slim, tf
 from towers.legacy import input_data
 from towers.legacy.contrib import (bucketing, extenders, hparam, learn, load_balancing, lookup,
-                                   nccl, nn, tfprof)
+                                   nccl, nn, replicate, tfprof)
+from towers.legacy.contrib import tpu
 from towers.legacy.contrib.learn import datasets as learn_datasets
 
 PORT = 'port that call to TensorFlow 2'
@@ -73,6 +74,19 @@ def _deprecated():
              'merge_summary': tf.summary.merge, 'merge_all_summaries': tf.summary.merge_all}]
 
 
+def _distribute():
+    strategies = importlib.import_module('towers.legacy.estimator.distribute')
+    public = {name: getattr(strategies, name) for name in (
+        'MirroredStrategy', 'OneDeviceStrategy', 'AllReduceCrossDeviceOps', 'CrossDeviceOps',
+        'ReductionToOneDevice')}
+    return [public, {'AllReduceCrossTowerOps': strategies.AllReduceCrossDeviceOps,
+                         'ReductionToOneDeviceCrossDeviceOps': strategies.ReductionToOneDevice,
+                         'ReductionToOneDeviceCrossTowerOps': strategies.ReductionToOneDevice,
+                         'CrossTowerOps': strategies.CrossDeviceOps,
+                         'ReduceOp': tf.distribute.ReduceOp,
+                         'InputContext': tf.distribute.InputContext}]
+
+
 def _nothing():
     return []
 
@@ -130,16 +144,29 @@ PIECES = {
                 '`scaled_softplus`, `sampled_sparse_softmax_loss`, `rank_sampled_softmax_loss`, '
                 '`deprecated_flipped_*` losses', lambda: [nn], 'tf.nn'),
     'estimator': Piece('`add_metrics`, `forward_features`, `clip_gradients_by_norm`, '
-                       '`stop_if_no_decrease_hook` and the other early-stopping hooks, on '
-                       '`tf.estimator`', lambda: [extenders], 'tf.estimator'),
+                       '`stop_if_no_decrease_hook` and the other early-stopping hooks, '
+                       '`replicate_model_fn` and `TowerOptimizer`, on `tf.estimator`',
+                       lambda: [extenders, {'replicate_model_fn': replicate.replicate_model_fn,
+                                            'TowerOptimizer': replicate.TowerOptimizer}],
+                       'tf.estimator'),
     'quantize': _missing('the TensorFlow Model Optimization Toolkit (TensorFlow 2 has no '
                          'graph-rewrite quantization)'),
     'checkpoint': _missing('tf.train.Checkpoint'),
-    'cluster_resolver': _missing('tf.distribute.cluster_resolver'),
+    'cluster_resolver': Piece('`tf.distribute.cluster_resolver` (`SimpleClusterResolver`, '
+                              '`TFConfigClusterResolver`, ...); `TPUClusterResolver` stops with '
+                              'one line (no TPU here)',
+                              lambda: [{'TPUClusterResolver': tpu.TPUClusterResolver},
+                                       tf.distribute.cluster_resolver],
+                              'tf.distribute.cluster_resolver'),
     'compiler': _missing('tf.function(jit_compile=True) or tf.xla'),
     'crf': _missing('the CRF ops of TensorFlow Addons (tfa.text)'),
     'cudnn_rnn': _missing('tf.keras.layers.LSTM and GRU, which use cuDNN'),
-    'distribute': _missing('tf.distribute'),
+    'distribute': Piece('`MirroredStrategy` (`num_gpus`, `devices`) and `OneDeviceStrategy` for '
+                        "`RunConfig(train_distribute=..., eval_distribute=...)`: the model_fn once "
+                        "per device on the towers; `AllReduceCrossDeviceOps`, "
+                        '`ReductionToOneDevice` and their TF 1.12 `CrossTowerOps` names',
+                        _distribute, 'tf.distribute (a strategy across processes: '
+                        'train_and_evaluate with TF_CONFIG)'),
     'distributions': _missing('TensorFlow Probability (tfp.distributions)'),
     'eager': _missing('tf.compat.v2 (eager execution is TensorFlow 2\'s default)'),
     'gan': _missing('TF-GAN (tensorflow_gan)'),
@@ -157,7 +184,9 @@ PIECES = {
     'summary': _missing('tf.summary'),
     'tensorboard': _missing('tf.summary and TensorBoard\'s own plugins'),
     'tensorrt': _missing('tf.experimental.tensorrt'),
-    'tpu': _missing('tf.distribute.TPUStrategy'),
+    'tpu': Piece('`TPUEstimator` with `use_tpu=False` (on `tf.estimator`), `TPUEstimatorSpec`, '
+                 '`RunConfig`, `TPUConfig`, `InputPipelineConfig`, `CrossShardOptimizer` (one '
+                 'shard), `bfloat16_scope`', lambda: [tpu], 'tf.distribute.TPUStrategy'),
     'util': _missing('tf.make_tensor_proto and tf.get_static_value'),
 }
 
@@ -187,6 +216,8 @@ SUBMODULES = {
     'learn.python.learn.datasets': _LEARN_DATASETS,
     'learn.python.learn.utils': {'saved_model_export_utils': learn.export.__name__},
     'tfprof': {'model_analyzer': tfprof.__name__},
+    'tpu.python.tpu': {'tpu_estimator': tpu.__name__, 'tpu_config': tpu.__name__,
+                       'tpu_optimizer': tpu.__name__},
 }
 
 # Paths below tensorflow.contrib whose modules are those of a real package, path for path:

@@ -54,7 +54,9 @@ class Strategy:
     """
 
     def __init__(self, devices):
-        self.devices = tuple(devices)
+        # TF 1.x took 'device:CPU:0' as '/device:CPU:0'; TensorFlow 2 needs the latter.
+        self.devices = tuple(tf.DeviceSpec.from_string(d if isinstance(d, str) else d.to_string())
+                             .to_string() for d in devices)
         self.num_replicas_in_sync = len(self.devices)
 
     @property
@@ -91,7 +93,6 @@ class MirroredStrategy(Strategy):
             devices = (['/gpu:%d' % i for i in range(num_gpus)] if num_gpus
                        else _gpu_devices() if num_gpus is None else [])
             devices = devices or ['/cpu:0']
-        devices = [d if isinstance(d, str) else d.to_string() for d in devices]
         if not devices:
             raise EstimatorError('MirroredStrategy: devices is empty: expected at least one '
                                  'device string')
@@ -104,7 +105,7 @@ class OneDeviceStrategy(Strategy):
     """`tf.contrib.distribute.OneDeviceStrategy(device)`: one replica on `device`."""
 
     def __init__(self, device):
-        super().__init__([device if isinstance(device, str) else device.to_string()])
+        super().__init__([device])
 
 
 def replica_devices(strategy, what):

@@ -35,6 +35,10 @@ _INPUTS = ('numpy_input_fn', 'pandas_input_fn')
 # `tf.estimator.add_metrics` and `tf.estimator.experimental`'s early stopping: `tf.contrib.
 # estimator`'s (TF 1.15 had them at both places).
 _EXTENDERS = 'towers.legacy.contrib.extenders'
+# `tf.estimator.tpu` of TF 1.15: `tf.contrib.tpu`'s TPUEstimator with use_tpu=False.
+_TPU = 'towers.legacy.contrib.tpu'
+_TPU_NAMES = ('TPUEstimator', 'TPUEstimatorSpec', 'RunConfig', 'TPUConfig',
+              'InputPipelineConfig')
 _EXPERIMENTAL = ('make_early_stopping_hook', 'stop_if_higher_hook', 'stop_if_lower_hook',
                  'stop_if_no_increase_hook', 'stop_if_no_decrease_hook')
 # Private module paths of TF 1.x (below tensorflow.python.estimator and
@@ -43,7 +47,8 @@ _PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'run_config': 'run_con
             'training': 'training', 'exporter': 'exporter', 'warm_starting_util': 'warm_start',
             'export': 'export', 'export.export': 'export', 'export.export_output': 'export',
             'export.export_lib': 'export', 'inputs': 'inputs', 'inputs.inputs': 'inputs',
-            'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs', 'canned': 'canned'}
+            'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs', 'canned': 'canned',
+            'keras': 'keras', 'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
 ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
          'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
 
@@ -100,10 +105,12 @@ class Namespace:
         self._experimental = self._proxy('tensorflow.estimator.experimental',
                                          'tf.estimator.experimental',
                                          [_names(_EXTENDERS, _EXPERIMENTAL)])
+        self._tpu = self._proxy('tensorflow.estimator.tpu', 'tf.estimator.tpu',
+                                [_names(_TPU, _TPU_NAMES)])
         self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
             _names(_EXTENDERS, ['add_metrics']),
             {'export': self._export, 'inputs': self._inputs,
-             'experimental': self._experimental}])
+             'experimental': self._experimental, 'tpu': self._tpu}])
         self.root.__path__ = []
 
     def _proxy(self, name, display, sources):
@@ -126,14 +133,15 @@ class Namespace:
                 fullname, [])
         if root in ('tensorflow.estimator', 'tensorflow_estimator.estimator'):
             return {'export': self._export, 'inputs': self._inputs,
-                    'experimental': self._experimental}.get(path) or self._stub(
+                    'experimental': self._experimental, 'tpu': self._tpu}.get(path) or self._stub(
                 fullname, [])
         owner = _PRIVATE.get(path)
         if owner is None and path.startswith('canned.'):
             owner = 'canned'
         if owner is None:
             return self._stub(fullname, [])
-        module = importlib.import_module(_PACKAGE + owner)
+        module = importlib.import_module(owner if owner.startswith('towers.') else
+                                         _PACKAGE + owner)
         proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, [module, self.root])
         proxy.__path__ = []
         return proxy

@@ -108,6 +108,13 @@ def _checked_metrics(metrics):
     checked = {}
     for name, metric in metrics.items():
         if hasattr(metric, 'result') and hasattr(metric, 'updates'):
+            # Its accumulators are in no collection: as TF 1.15's, make them local variables,
+            # which an evaluation initialises.
+            local = set(tf.local_variables())
+            for variable in metric.variables:
+                if variable not in local:
+                    tf.add_to_collection(tf.GraphKeys.LOCAL_VARIABLES, variable)
+                    tf.add_to_collection(tf.GraphKeys.METRIC_VARIABLES, variable)
             metric = (metric.result(), tf.group(*metric.updates))
         if not (isinstance(metric, (tuple, list)) and len(metric) == 2):
             raise EstimatorError('EstimatorSpec eval_metric_ops[%r] must be a (value, update_op) '

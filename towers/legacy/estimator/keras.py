@@ -1,0 +1,259 @@
+"""`tf.keras.estimator.model_to_estimator`: an Estimator of a compiled Keras model, as TF
+1.13-1.15 made it (tf-keras's own raises NotImplementedError: it needs `tensorflow-estimator`).
+
+    model.compile(tf.train.AdamOptimizer(0.001), 'categorical_crossentropy', ['accuracy'])
+    estimator = tf.keras.estimator.model_to_estimator(model, model_dir='/tmp/model')
+    estimator.train(lambda: ({'images': images}, labels), steps=100)   # or images alone
+
+The `model_fn` clones the model in each graph (its layers' names kept, so its variables are
+named `<layer>/kernel`, ... as the model's weights, and a checkpoint restores into the model
+built anywhere else), on the features keyed by the model's input names (one tensor for a model
+of one input) and the labels keyed by its output names (or one tensor). It compiles the clone
+on the labels as the model was compiled, for the loss (the compiled loss with its weights, plus
+the layers' regularization losses) and the metrics (TF 1.x's names: 'accuracy' and 'acc' are
+'acc', '<output>_acc' for a model of several outputs). A TRAIN step differentiates the loss and
+applies the gradients with the optimizer given to `compile` (a `tf.train` one, or a copy of the
+Keras one for each graph) in one `apply_gradients`, runs the batch-norm updates with it and
+then increments the global step. The predictions are keyed by the output names, and are the
+`serving_default` signature of `export_saved_model`.
+
+The model's weights at the time of the call are written to `model_dir/keras/keras_model.ckpt`
+(unless a checkpoint is there already), which warm-starts a new model: `model.ckpt-0` holds
+them all, batch-norm statistics too. Only name-based checkpoints (`checkpoint_format='saver'`,
+TF 1.x's default) are written; sample weights in the features are not provided.
+"""
+import os
+import re
+import tempfile
+import warnings
+
+from towers.compat import keras, tf
+from towers.legacy.estimator import export
+from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.run_config import RunConfig
+from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, ModeKeys
+from towers.legacy.estimator.warm_start import WarmStartSettings
+
+KERAS_DIR = 'keras'
+KERAS_CHECKPOINT = 'keras_model.ckpt'
+SERVING_KEY = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+
+
+def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
+                       model_dir=None, config=None, checkpoint_format='saver'):
+    """An `Estimator` that trains, evaluates, predicts with and exports a compiled Keras model.
+
+    Args:
+      keras_model: a compiled functional or Sequential `tf.keras.Model`; or None, with
+        `keras_model_path`.
+      keras_model_path: a Keras model saved by `model.save` (HDF5 or SavedModel), compiled.
+      custom_objects: dict name -> class or function, for cloning or loading the model.
+      model_dir: where the checkpoints go; `config.model_dir` or a new temporary folder when
+        not given.
+      config: a `RunConfig`.
+      checkpoint_format: 'saver' (name-based checkpoints, TF 1.x's default).
+
+    Returns:
+      A `towers.legacy.estimator.Estimator` whose first checkpoint holds the model's weights.
+
+    Raises:
+      EstimatorError: neither or both of `keras_model` and `keras_model_path`; the model is
+        not compiled, or is subclassed; the file does not load; `checkpoint_format` is not
+        'saver'.
+    """
+    if (keras_model is None) == (keras_model_path is None):
+        raise EstimatorError('model_to_estimator needs either keras_model (a compiled '
+                             'tf.keras.Model) or keras_model_path (a file of one), not %s'
+                             % ('both' if keras_model is not None else 'neither'))
+    if checkpoint_format != 'saver':
+        raise EstimatorError(
+            "model_to_estimator(checkpoint_format=%r): only 'saver' (name-based checkpoints "
+            "of tf.train.Saver, TF 1.x's default) is provided%s" % (
+                checkpoint_format, '' if checkpoint_format == 'checkpoint'
+                else "; TF 1.x took 'saver' or 'checkpoint'"))
+    if keras_model is None:
+        tf.logging.info('Loading models from %s', keras_model_path)
+        keras_model = _load(keras_model_path, custom_objects)
+    else:
+        tf.logging.info('Using the Keras model provided.')
+    if not isinstance(keras_model, keras.Model):
+        raise EstimatorError('model_to_estimator(keras_model=...) got %s: expected a compiled '
+                             'tf.keras.Model' % type(keras_model).__name__)
+    if getattr(keras_model, 'optimizer', None) is None:
+        raise EstimatorError('the Keras model %r is not compiled: compile it with '
+                             'model.compile(optimizer, loss, metrics) before '
+                             'model_to_estimator' % keras_model.name)
+    if not getattr(keras_model, '_is_graph_network', False):
+        raise EstimatorError('the Keras model %r is subclassed from tf.keras.Model: '
+                             "model_to_estimator clones a model by its layers' configuration, "
+                             'expected a functional or Sequential model' % keras_model.name)
+    config = RunConfig() if config is None else config
+    model_dir = model_dir or getattr(config, 'model_dir', None)
+    if not model_dir:
+        model_dir = tempfile.mkdtemp()
+        tf.logging.warning('Using temporary folder as model directory: %s', model_dir)
+    network = KerasModelFn(keras_model, custom_objects)
+    weights = keras_model.get_weights()
+    with tf.Graph().as_default() as graph:
+        clone = network.clone(None, None, ModeKeys.PREDICT)
+        saver = tf.train.Saver(clone.weights)
+    path = os.path.join(model_dir, KERAS_DIR, KERAS_CHECKPOINT)
+    # Each weight by its exact name, batch-norm statistics too (a regular expression string
+    # would warm-start the trainable variables only).
+    settings = WarmStartSettings(path, ['^%s:' % re.escape(weight.op.name)
+                                        for weight in clone.weights])
+    estimator = Estimator(network, model_dir=model_dir, config=config,
+                          warm_start_from=settings if config.is_chief else None)
+    if config.is_chief and not tf.train.latest_checkpoint(os.path.dirname(path)):
+        tf.gfile.MakeDirs(os.path.dirname(path))
+        with tf.Session(graph=graph) as session:
+            for weight, value in zip(clone.weights, weights):
+                weight.load(value, session)
+            saver.save(session, path)
+    return estimator
+
+
+def _load(path, custom_objects):
+    """The Keras model saved at `path`, as `keras.models.load_model` loads it."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise EstimatorError('model_to_estimator(keras_model_path=%r): no such file: expected '
+                             'a Keras model saved by model.save (HDF5 or SavedModel)' % path)
+    try:
+        return keras.models.load_model(path, custom_objects=custom_objects)
+    except (OSError, ValueError, ImportError) as err:
+        raise EstimatorError('model_to_estimator(keras_model_path=%r) cannot load it as a '
+                             'Keras model: %s' % (path, str(err).split('\n')[0]))
+
+
+class KerasModelFn:
+    """The `model_fn` (features, labels, mode) -> `EstimatorSpec` of a compiled Keras model.
+
+    Holds only the model, its custom objects and its optimizer's configuration; each call
+    clones the model into the current graph.
+    """
+
+    def __init__(self, keras_model, custom_objects=None):
+        self._model = keras_model
+        self._custom_objects = dict(custom_objects or {})
+        self._compile_args = keras_model._get_compile_args()
+        optimizer = keras_model.optimizer
+        # tf-keras wraps a `tf.train` optimizer given to `compile` (in `optimizer.optimizer`);
+        # that one is used in every graph, as TF 1.x used it. A Keras optimizer's variables
+        # belong to one graph: a new one is made from its configuration in each, which is
+        # read now, in the model's own graph, as TF 1.x read it.
+        self._tf_optimizer = getattr(optimizer, 'optimizer', None)
+        if not isinstance(self._tf_optimizer, tf.train.Optimizer):
+            self._tf_optimizer = None
+            try:
+                self._optimizer_config = optimizer.get_config()
+            except (NotImplementedError, AttributeError) as err:
+                raise EstimatorError('the Keras model %r is compiled with the optimizer %s, '
+                                     'whose get_config fails (%s): expected a tf.train or '
+                                     'tf.keras optimizer' % (keras_model.name,
+                                                             type(optimizer).__name__, err))
+
+    def __call__(self, features, labels, mode):
+        clone = self.clone(features, labels, mode)
+        predictions = dict(zip(self._model.output_names, clone.outputs))
+        export_outputs = {SERVING_KEY: export.PredictOutput(predictions)}
+        if mode == ModeKeys.PREDICT:
+            return EstimatorSpec(mode, predictions=predictions, export_outputs=export_outputs)
+        loss = clone.total_loss
+        if mode == ModeKeys.EVAL:
+            return EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                 eval_metric_ops=_metric_ops(clone),
+                                 export_outputs=export_outputs)
+        return EstimatorSpec(mode, predictions=predictions, loss=loss,
+                             train_op=self._train_op(clone, loss),
+                             export_outputs=export_outputs)
+
+    def clone(self, features, labels, mode):
+        """The model cloned into the default graph on `features` (new placeholders when None),
+        in training mode (dropout, batch statistics) for TRAIN, compiled on `labels` but for
+        PREDICT."""
+        inputs = None if features is None else [
+            keras.Input(tensor=tensor, name=name) for name, tensor in zip(
+                self._model.input_names,
+                _ordered(features, self._model.input_names, 'features', 'input'))]
+        if mode != ModeKeys.PREDICT:
+            targets = _ordered(labels, self._model.output_names, 'labels', 'output')
+        with keras.utils.custom_object_scope(self._custom_objects), warnings.catch_warnings():
+            # The learning phase is deprecated for layers called by hand; a clone's layers are
+            # called by `clone_model`, which passes no `training`.
+            warnings.simplefilter('ignore', UserWarning)
+            with keras.backend.learning_phase_scope(int(mode == ModeKeys.TRAIN)):
+                clone = keras.models.clone_model(self._model, input_tensors=inputs)
+                if mode != ModeKeys.PREDICT:
+                    clone.compile(optimizer=self._compile_optimizer(), target_tensors=targets,
+                                  **self._compile_args)
+        return clone
+
+    def _compile_optimizer(self):
+        """The optimizer of the clone's `compile`: the model's own kind, for this graph."""
+        optimizer = self._model.optimizer
+        if self._tf_optimizer is not None:
+            return type(optimizer)(self._tf_optimizer,
+                                   iterations=tf.train.get_or_create_global_step())
+        return type(optimizer).from_config(self._optimizer_config)
+
+    def _train_op(self, clone, loss):
+        """One step: the gradients of `loss` applied in one `apply_gradients` of the compiled
+        optimizer, with the model's batch-norm updates (also in `UPDATE_OPS`), then the
+        global step incremented."""
+        variables = clone.trainable_weights
+        gradients = tf.gradients(loss, variables)
+        pairs = [(gradient, variable) for gradient, variable in zip(gradients, variables)
+                 if gradient is not None]
+        if not pairs:
+            raise EstimatorError('the loss of the Keras model %r depends on none of its '
+                                 'trainable weights' % self._model.name)
+        optimizer = self._tf_optimizer or clone.optimizer
+        apply_gradients = optimizer.apply_gradients(pairs)
+        updates = list(clone.updates)
+        for update in updates:
+            tf.add_to_collection(tf.GraphKeys.UPDATE_OPS, update)
+        with tf.control_dependencies([apply_gradients] + updates):
+            return tf.assign_add(tf.train.get_or_create_global_step(), 1).op
+
+
+def _metric_ops(clone):
+    """The compiled metrics of `clone` as name -> (value, update op), their variables made
+    local (Keras puts them in no collection), so that evaluation initialises them."""
+    metric_ops = {}
+    for metric in clone._compile_metric_functions:
+        for variable in metric.variables:
+            tf.add_to_collection(tf.GraphKeys.LOCAL_VARIABLES, variable)
+        metric_ops[metric.name] = (metric.result(), tf.group(*metric.updates))
+    return metric_ops
+
+
+def _ordered(values, names, what, kind):
+    """`values` (a dict keyed by `names`, a list, or one tensor) as a list in `names`' order.
+
+    Raises:
+      EstimatorError: a key of `names` is missing from the dict (an extra key is left
+        unused, as TF 1.x left it); a list or tensor of another count than `names`.
+    """
+    if values is None:
+        raise EstimatorError('the input_fn gave no %s: the Keras model needs them for its '
+                             '%ss %s' % (what, kind, ', '.join(names)))
+    if isinstance(values, dict):
+        if set(values) == {'features', 'sample_weights'} and 'features' not in names:
+            raise EstimatorError("features {'features': ..., 'sample_weights': ...}: sample "
+                                 "weights are not provided by towers-legacy's "
+                                 'model_to_estimator')
+        missing = [name for name in names if name not in values]
+        if missing:
+            raise EstimatorError(
+                "the input_fn's %s have the keys %s: expected the Keras model's %s names %s "
+                '(missing %s)' % (what, ', '.join(repr(key) for key in sorted(values)), kind,
+                                  ', '.join(repr(name) for name in names),
+                                  ', '.join(repr(name) for name in missing)))
+        return [values[name] for name in names]
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    if len(values) != len(names):
+        raise EstimatorError("the input_fn gave %d tensor(s) as %s: the Keras model has %d %ss "
+                             '(%s); give a dict keyed by their names'
+                             % (len(values), what, len(names), kind, ', '.join(names)))
+    return values
