@@ -2,6 +2,8 @@
 
     python scripts/launch_local_cluster.py --ps 1 --workers 2 --num_gpus 2 -- \
         scripts/train_cifar10_multi_gpu.py --max_steps 1000
+    python scripts/launch_local_cluster.py --ps 1 --workers 3 --evaluators 1 --tf_config -- \
+        -m towers.legacy my_estimator_program.py --model_dir /tmp/model
 
 Picks free localhost ports, starts the parameter servers and workers as processes of the
 training script with the cluster flags (--job_name, --task_index, --ps_hosts, --worker_hosts)
@@ -44,6 +46,10 @@ def _parse_args(argv):
     parser.add_boolean('tf_config', False,
                        'Give each process its role in the TF_CONFIG environment variable, as '
                        'Kubeflow\'s TFJob does (worker 0 as the chief), not in cluster flags.')
+    parser.add_argument('--evaluators', type=flags.non_negative_int, default=0,
+                        help='Tasks of type "evaluator" beside the cluster (with --tf_config: '
+                             'a tf.estimator program\'s train_and_evaluate evaluates the '
+                             'chief\'s checkpoints there).')
     parser.add_boolean('require_isolation', False,
                        'Start nothing unless the processes can run in a private network, '
                        'unreachable from outside it (unprivileged user namespaces).')
@@ -59,7 +65,8 @@ def main(argv):
     return launcher.launch(args.command, args.ps, args.workers, num_gpus=args.num_gpus,
                            timeout=args.timeout, exit_grace=args.exit_grace,
                            use_tf_config=args.tf_config,
-                           require_isolation=args.require_isolation)
+                           require_isolation=args.require_isolation,
+                           num_evaluators=args.evaluators)
 
 
 if __name__ == '__main__':

@@ -63,7 +63,7 @@ def free_local_ports(count):
 
 def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace=60.0,
            printer=functools.partial(print, flush=True), use_tf_config=False,
-           require_isolation=False):
+           require_isolation=False, num_evaluators=0):
     """Runs a cluster of `num_ps` parameter servers and `num_workers` workers on localhost.
 
     Every task is a process of `command` with `--num_gpus` (when given) and its `task_flags`
@@ -79,7 +79,8 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
 
     Args:
       command: the training program and its flags, e.g. ['scripts/train.py', '--max_steps',
-        '10']; a program ending in '.py' is run by this Python interpreter.
+        '10']; a program ending in '.py', or '-m' and a module, is run by this Python
+        interpreter.
       num_ps, num_workers: how many tasks of each job (at least 1).
       num_gpus: towers per worker, passed on as `--num_gpus`; None passes nothing.
       timeout: seconds after which every task is terminated; None for no limit.
@@ -91,6 +92,8 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
       use_tf_config: give each task its role in `TF_CONFIG` (as Kubeflow's TFJob does, worker
         0 as the chief) rather than in cluster flags.
       require_isolation: start nothing when the tasks cannot have a private network.
+      num_evaluators: tasks of type 'evaluator' beside the cluster (with `use_tf_config`
+        only: an Estimator's `train_and_evaluate` evaluates the chief's checkpoints there).
 
     Returns:
       The exit status: 0 when every task exited with 0; else the first non-zero status of a
@@ -100,8 +103,11 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
 
     Raises:
       TowersError: with `require_isolation`, the system allows no private network (the message
-        says why).
+        says why); evaluators without `use_tf_config`.
     """
+    if num_evaluators and not use_tf_config:
+        raise TowersError('an evaluator task exists only in TF_CONFIG (type "evaluator"): '
+                          'launch it with use_tf_config (--tf_config)')
     ports = free_local_ports(num_ps + num_workers)
     hosts = ['localhost:%d' % port for port in ports]
     ps_hosts, worker_hosts = hosts[:num_ps], hosts[num_ps:]
@@ -115,7 +121,8 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     tasks = []
     restore_sigterm = _raise_on_sigterm()
     try:
-        for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers)):
+        for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers),
+                           (tf_config.EVALUATOR, num_evaluators)):
             for index in range(count):
                 if use_tf_config:
                     role_flags, env = [], {tf_config.VARIABLE: tf_config.task_value(
@@ -249,7 +256,7 @@ def _exit_status(returncode):
 
 def _task_argv(command, num_gpus, cluster_flags):
     argv = list(command)
-    if argv[0].endswith('.py'):
+    if argv[0].endswith('.py') or argv[0] == '-m':
         argv.insert(0, sys.executable)
     if num_gpus is not None:
         argv += ['--num_gpus', str(num_gpus)]

@@ -23,7 +23,7 @@ VARIABLE = 'TF_CONFIG'
 CHIEF = 'chief'
 _CHIEFS = (CHIEF, 'master')
 _JOBS = _CHIEFS + (flags.WORKER_JOB, flags.PS_JOB)
-_EVALUATOR = 'evaluator'
+EVALUATOR = 'evaluator'
 
 
 def _error(message, *values):
@@ -64,7 +64,7 @@ def cluster_flags(text):
     cluster = config.get('cluster') or {}
     if not isinstance(cluster, dict):
         raise _error('"cluster" must map job names to lists of "host:port", got %r', cluster)
-    unknown = sorted(set(cluster) - set(_JOBS) - {_EVALUATOR})
+    unknown = sorted(set(cluster) - set(_JOBS) - {EVALUATOR})
     if unknown:
         raise _error('cluster has the job(s) %s; towers trains with %s', ', '.join(unknown),
                      ', '.join(_JOBS))
@@ -83,7 +83,7 @@ def cluster_flags(text):
     if task_type not in _JOBS:
         raise _error('task type %r is not one of %s%s', task_type, ', '.join(_JOBS),
                      ' (evaluate beside the training with the model\'s evaluation script)'
-                     if task_type == _EVALUATOR else '')
+                     if task_type == EVALUATOR else '')
     listed = len(cluster.get(task_type, []))
     if not isinstance(index, int) or not 0 <= index < listed:
         raise _error('task %s %r is not in its cluster: "%s" lists %d task(s)', task_type,
@@ -105,17 +105,19 @@ def task_value(ps_hosts, worker_hosts, job_name, task_index):
 
     Args:
       ps_hosts, worker_hosts: lists of 'host:port'.
-      job_name: 'ps' or 'worker'.
+      job_name: 'ps', 'worker', or 'evaluator' (a task outside the cluster, which an
+        Estimator's `train_and_evaluate` runs as its evaluator).
       task_index: index in that job.
 
     Returns:
-      The JSON string; `cluster_flags` of it gives back these four values.
+      The JSON string; `cluster_flags` of it gives back these four values (but for an
+      evaluator).
     """
     cluster = {CHIEF: worker_hosts[:1], flags.PS_JOB: list(ps_hosts)}
     if len(worker_hosts) > 1:
         cluster[flags.WORKER_JOB] = list(worker_hosts[1:])
-    if job_name == flags.PS_JOB:
-        task = {'type': flags.PS_JOB, 'index': task_index}
+    if job_name in (flags.PS_JOB, EVALUATOR):
+        task = {'type': job_name, 'index': task_index}
     elif task_index == 0:
         task = {'type': CHIEF, 'index': 0}
     else:

@@ -9,6 +9,7 @@ Each call builds a new graph, as TF 1.x's did: the `input_fn`'s input (on the CP
 `evaluate` and `predict` restore through `towers.evaluation.Restored`; `export_saved_model`
 writes through `towers.export.save` (docs/estimator.md: what a TF 1.x user saw, and sees).
 """
+import contextlib
 import copy
 import os
 import tempfile
@@ -16,8 +17,7 @@ import time
 
 from towers import export as export_lib
 from towers.compat import export_utils, tf
-from towers.evaluation import Restored
-from towers.legacy.estimator import calls, distribute, export, replicas, running
+from towers.legacy.estimator import calls, cluster, distribute, export, replicas, running
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.estimator.warm_start import warm_start_settings
@@ -70,6 +70,7 @@ class Estimator:
         self._params = copy.deepcopy(params or {})
         self._warm_start = warm_start_settings(warm_start_from)
         self._train_input_fn = None
+        self._placement = None
         self._train_devices = distribute.replica_devices(config.train_distribute,
                                                          'train_distribute')
         self._eval_devices = distribute.replica_devices(config.eval_distribute,
@@ -177,10 +178,11 @@ class Estimator:
                 raise EstimatorError('Must specify %s > 0, given: %s' % (name, value))
         hooks = running.checked_hooks(hooks, 'hooks')
         listeners = list(saving_listeners or ())
-        if self._config.cluster_spec.jobs:
+        if self._config.cluster_spec.jobs and self._placement is None:
             raise EstimatorError(
-                'training across processes (TF_CONFIG with a cluster: task %s %s) is not '
-                'provided by towers-legacy yet; unset TF_CONFIG to train in this process'
+                'Estimator.train with a TF_CONFIG cluster (task %s %s) needs the task\'s '
+                'server: train through tf.estimator.train_and_evaluate, which starts it, or '
+                'unset TF_CONFIG to train in this process'
                 % (self._config.task_type, self._config.task_id))
         if max_steps is not None and self._checkpoint_step() >= max_steps:
             tf.logging.info('Skipping training since max_steps has already saved.')
@@ -195,9 +197,22 @@ class Estimator:
         tf.logging.info('Loss for final step: %s.', final_loss)
         return self
 
+    @contextlib.contextmanager
+    def placed(self, make_placement):
+        """Within: training runs where `make_placement(session_config)` (a `cluster.Placement`)
+        says, a cluster task's server (`cluster.run`)."""
+        self._placement = make_placement
+        try:
+            yield
+        finally:
+            self._placement = None
+
     def _train(self, input_fn, hooks, steps, max_steps, listeners):
         config = self._config
-        with self._new_graph().as_default():
+        session_config = self._session_config(self._train_devices)
+        placement = (self._placement(session_config) if self._placement is not None
+                     else cluster.local_placement(config, session_config))
+        with self._new_graph().as_default(), tf.device(placement.device_fn):
             global_step = tf.train.get_or_create_global_step()
             spec, input_hooks, examples_per_step = self._training_spec(input_fn)
             if self._warm_start is not None:
@@ -215,27 +230,28 @@ class Estimator:
             summary_op = ({} if not config.save_summary_steps
                           else scaffold.summary_op or tf.summary.merge_all())
             final = calls.FinalLossHook(spec.loss)
-            train_hooks = list(input_hooks) + list(spec.training_hooks) + hooks + [final]
+            train_hooks = (list(input_hooks) + list(spec.training_hooks) + hooks + [final]
+                           + placement.hooks)
             step_hooks = []
-            if config.is_chief:
+            if placement.is_chief:
                 train_hooks += list(spec.training_chief_hooks)
                 train_hooks.append(calls.GraphWriterHook(self._model_dir))
             if config.log_step_count_steps:
                 step_hooks.append(lambda steps_done: calls.LossLoggingHook(
                     steps_done, spec.loss, config.log_step_count_steps))
-                if config.is_chief:
+                if placement.is_chief:
                     writer = tf.summary.FileWriterCache.get(self._model_dir)
                     step_hooks.append(lambda steps_done: calls.StepRateHook(
                         steps_done, config.log_step_count_steps, writer))
             tf.gfile.MakeDirs(self._model_dir)
             training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
-                examples_per_step, config=self._session_config(self._train_devices),
+                examples_per_step, config=placement.session_config,
                 summary_op=summary_op, saver=saver, log_every_n_steps=None,
                 save_summaries_steps=config.save_summary_steps,
                 save_checkpoint_secs=config.save_checkpoints_secs,
-                save_checkpoint_steps=config.save_checkpoints_steps, master=config.master,
-                is_chief=config.is_chief, hooks=train_hooks, scaffold=scaffold,
+                save_checkpoint_steps=config.save_checkpoints_steps, master=placement.master,
+                is_chief=placement.is_chief, hooks=train_hooks, scaffold=scaffold,
                 saving_listeners=listeners, save_initial_checkpoint=True, steps=steps,
                 step_hooks=step_hooks)
         return final.loss
@@ -304,28 +320,8 @@ class Estimator:
         return results
 
     def _restored(self, build, checkpoint, statistics=None):
-        """`towers.evaluation.Restored` of the graph `build` makes (with the `model_fn`'s
-        scaffold's saver, under 'saver' in what it returns): that saver's variables (every
-        global variable by default) from `checkpoint`, or initialised when it is None; its
-        batch norm normalising with `statistics` (the moving averages by default)."""
-        savers = {}
-
-        def build_seeded():
-            graph = tf.get_default_graph()
-            if self._config.tf_random_seed is not None:
-                graph.seed = self._config.tf_random_seed
-            outputs = build()
-            savers[graph] = outputs['saver']
-            return outputs
-
-        def var_list():
-            saver = savers.get(tf.get_default_graph())
-            if saver is None or saver._var_list is None:
-                return tf.global_variables()
-            return saver._var_list
-
-        return Restored(build_seeded, checkpoint, var_list=var_list,
-                        config=self._session_config(), statistics=statistics)
+        return running.restored(build, checkpoint, self._config.tf_random_seed,
+                                self._session_config(), statistics)
 
     def _statistics(self, checkpoint):
         """What `evaluate` normalises batch norm with: precise statistics of the training

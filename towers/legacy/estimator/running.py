@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from towers.compat import tf
-from towers.evaluation import PreciseBN, PreparedBatch, pipeline_batches
+from towers.evaluation import PreciseBN, PreparedBatch, Restored, pipeline_batches
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.training import checkpoints
@@ -30,6 +30,31 @@ def use_precise_bn(num_batches):
 def precise_bn_batches():
     """The batches of `use_precise_bn`, or None."""
     return _precise_bn_batches[0] if _precise_bn_batches else None
+
+
+def restored(build, checkpoint, seed, session_config, statistics=None):
+    """`towers.evaluation.Restored` of the graph `build` makes (with the `model_fn`'s
+    scaffold's saver, under 'saver' in what it returns) with graph seed `seed`: that saver's
+    variables (every global variable by default) from `checkpoint`, or initialised when it is
+    None; its batch norm normalising with `statistics` (the moving averages by default)."""
+    savers = {}
+
+    def build_seeded():
+        graph = tf.get_default_graph()
+        if seed is not None:
+            graph.seed = seed
+        outputs = build()
+        savers[graph] = outputs['saver']
+        return outputs
+
+    def var_list():
+        saver = savers.get(tf.get_default_graph())
+        if saver is None or saver._var_list is None:
+            return tf.global_variables()
+        return saver._var_list
+
+    return Restored(build_seeded, checkpoint, var_list=var_list, config=session_config,
+                    statistics=statistics)
 
 
 def precise_statistics(input_fn, call_model_fn, params, config, session_config):

@@ -11,14 +11,15 @@ more at the end unless the last checkpoint was evaluated. Evaluations go to
                                       exporters=tf.estimator.LatestExporter('latest', receiver_fn))
     metrics, export_results = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
 
-Across processes (`TF_CONFIG` with a cluster) it is not provided here yet: such a call stops
-with one line saying so.
+Across processes (`TF_CONFIG` with a cluster: chief, workers, parameter servers, an
+evaluator), each process plays its task as TF 1.x's did: `cluster` says how.
 """
 import collections
 import os
 import time
 
 from towers.compat import tf
+from towers.legacy.estimator import cluster
 from towers.legacy.estimator.exporter import Exporter
 from towers.legacy.estimator.spec import EstimatorError
 
@@ -79,16 +80,18 @@ class _Evaluator:
         self.export_results = []
 
     def evaluate_and_export(self):
+        """Returns (metrics, export results) of the newest checkpoint, or None when there is
+        none yet or it was evaluated already."""
         checkpoint = self._estimator.latest_checkpoint()
         if checkpoint is None:
             tf.logging.warning('Estimator is not trained yet. Will start an evaluation when a '
                                'checkpoint is ready.')
-            return
+            return None
         if checkpoint == self._previous:
             tf.logging.warning('No new checkpoint ready for evaluation. Skip the current '
                                'evaluation pass as evaluation results are expected to be same '
                                'for the same checkpoint.')
-            return
+            return None
         metrics = self._estimator.evaluate(self._spec.input_fn, steps=self._spec.steps,
                                            hooks=self._spec.hooks, checkpoint_path=checkpoint,
                                            name=self._spec.name)
@@ -100,6 +103,7 @@ class _Evaluator:
             for exporter in self._spec.exporters]
         self.metrics = metrics
         self._previous = checkpoint
+        return metrics, self.export_results
 
 
 class _EvaluateAfterCheckpoint(tf.train.CheckpointSaverListener):
@@ -140,7 +144,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       (the last evaluation's metrics dict or None, the last exporters' results).
 
     Raises:
-      EstimatorError: wrong argument types; a `TF_CONFIG` cluster (not provided yet).
+      EstimatorError: wrong argument types; a `TF_CONFIG` this task cannot play.
     """
     if not hasattr(estimator, 'train') or not hasattr(estimator, 'evaluate'):
         raise EstimatorError('train_and_evaluate needs a tf.estimator.Estimator, got %s'
@@ -152,16 +156,13 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         raise EstimatorError('train_and_evaluate needs a tf.estimator.EvalSpec, got %s'
                              % type(eval_spec).__name__)
     config = estimator.config
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     if config.cluster_spec.jobs:
-        raise EstimatorError('train_and_evaluate across processes (TF_CONFIG with a cluster: '
-                             'task %s %s) is not provided by towers-legacy yet; unset TF_CONFIG '
-                             'to train and evaluate in this process'
-                             % (config.task_type, config.task_id))
+        return cluster.run(estimator, train_spec, eval_spec, evaluator.evaluate_and_export)
     tf.logging.info('Start train and evaluate loop. The evaluate will happen after every '
                     'checkpoint. Checkpoint frequency is determined based on RunConfig '
                     'arguments: save_checkpoints_steps %s or save_checkpoints_secs %s.',
                     config.save_checkpoints_steps, config.save_checkpoints_secs)
-    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     listener = _EvaluateAfterCheckpoint(evaluator, eval_spec.throttle_secs,
                                         train_spec.max_steps)
     estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),

@@ -1,0 +1,142 @@
+"""`train_and_evaluate` across processes: the tasks of `TF_CONFIG` as TF 1.x's Estimator ran them,
+on this project's cluster roles (`towers.cluster.roles`).
+
+    TF_CONFIG='{"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222"],
+                            "ps": ["host2:2222"]},
+                "task": {"type": "worker", "index": 0}}'
+
+- `ps`: serves the variables (`ParameterServer`) until every chief and worker has reported its
+  end, then exits 0 (TF 1.x's parameter servers served until they were killed).
+- `chief` (or `master`) and `worker`: start their server and train between-graph and
+  asynchronously, as TF 1.x did: each builds the `model_fn`'s graph with the variables spread
+  over the parameter servers (`VariablePlacement`, round robin as TF 1.x's
+  `replica_device_setter`; or `RunConfig.device_fn`), the rest on itself, and runs its steps
+  until the shared global step reaches `TrainSpec.max_steps`; the chief initialises or restores
+  the variables and writes the checkpoints and summaries. Neither evaluates.
+- `evaluator`: joins no server; after `EvalSpec.start_delay_secs` it evaluates each new
+  checkpoint the chief writes into `model_dir` (at most one per `throttle_secs`) and runs the
+  exporters, and exits once it has evaluated a checkpoint at `max_steps`.
+
+The cluster's job names follow `towers.cluster.tf_config` (the chief is worker 0 of the
+runtime, the workers follow it). A lost task is what the project's cluster handles today: a
+killed worker or chief ends its process; the launcher (`scripts/launch_local_cluster.py`) then
+stops the others (the chief saving its checkpoint) and exits with the lost task's status, and a
+rerun resumes from the chief's newest checkpoint; a lost parameter server ends every worker
+within `PS_TIMEOUT_SECS` with one line naming it.
+"""
+import collections
+import os
+import time
+
+from towers.cluster import tf_config
+from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, Worker
+from towers.compat import tf
+from towers.devices import assign_to_device
+from towers.errors import TowersError
+from towers.legacy.estimator.spec import EstimatorError
+from towers.training import preemption
+
+EVALUATOR = 'evaluator'
+# How long a worker waits for a parameter server that stopped answering.
+PS_TIMEOUT_SECS = 180.0
+# How often an idle evaluator looks for a new checkpoint.
+POLL_SECS = 1.0
+
+Placement = collections.namedtuple(
+    'Placement', ['master', 'is_chief', 'device_fn', 'session_config', 'hooks'])
+Placement.__doc__ = """Where a training graph runs: session target, chief or not, the device
+function its ops are built under, its session config and the role's session hooks."""
+
+
+def local_placement(config, session_config):
+    """The placement of a run in this process: `RunConfig`'s master, chief and `device_fn`."""
+    return Placement(config.master, config.is_chief, config.device_fn, session_config, [])
+
+
+def worker_placement(role, setup, session_config):
+    """The placement of a chief or worker `role` started with `setup` (its `DeviceSetup`): its
+    server, the variables over the parameter servers, the role's device filters."""
+    merged = tf.ConfigProto()
+    merged.CopyFrom(session_config)
+    merged.MergeFrom(setup.config)
+    return Placement(role.master, role.is_chief,
+                     assign_to_device(role.device, setup.ps_device), merged, list(role.hooks))
+
+
+def run(estimator, train_spec, eval_spec, evaluate_newest):
+    """Plays this process's task of `TF_CONFIG` (see the module docstring).
+
+    Args:
+      estimator: the `Estimator`.
+      train_spec, eval_spec: the `TrainSpec` and `EvalSpec`.
+      evaluate_newest: a function () -> the metrics of the newest checkpoint, evaluated and
+        exported unless it was already, or None when there is none yet.
+
+    Returns:
+      (metrics, export results) of the evaluator's last evaluation; (None, []) elsewhere.
+
+    Raises:
+      EstimatorError: `TF_CONFIG` describes no cluster this task can be part of; a
+        distribution strategy in a cluster.
+      SystemExit: the task stopped on SIGTERM or Ctrl-C (143, 130).
+    """
+    config = estimator.config
+    if config.task_type == EVALUATOR:
+        return _evaluate_continuously(train_spec, eval_spec, evaluate_newest)
+    if config.train_distribute is not None:
+        raise EstimatorError('RunConfig train_distribute in a TF_CONFIG cluster is not '
+                             'provided by towers-legacy: train between-graph (no strategy) '
+                             'or on this machine\'s devices without TF_CONFIG')
+    try:
+        cluster = tf_config.cluster_flags(os.environ.get(tf_config.VARIABLE, ''))
+    except TowersError as err:
+        raise EstimatorError(str(err)) from None
+    spec = tf.train.ClusterSpec({PS_JOB: cluster['ps_hosts'],
+                                 WORKER_JOB: cluster['worker_hosts']})
+    with preemption.stop_signals() as stop:
+        if cluster['job_name'] == PS_JOB:
+            status = ParameterServer(spec, cluster['task_index']).serve(stop)
+            if status:
+                raise SystemExit(status)
+            return None, []
+        role = Worker(spec, cluster['task_index'], sync=False)
+        setup = role.configure_devices(1)
+        with role.watch_parameter_servers(PS_TIMEOUT_SECS):
+            try:
+                with estimator.placed(lambda session_config: worker_placement(
+                        role, setup, session_config)):
+                    estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
+                                    max_steps=train_spec.max_steps)
+            finally:
+                role.finish(stopped=stop.requested)
+    return None, []
+
+
+def _evaluate_continuously(train_spec, eval_spec, evaluate_newest):
+    """The evaluator's loop: every new checkpoint after `start_delay_secs`, at most one per
+    `throttle_secs`, until one at `max_steps` (or a stop)."""
+    metrics, exports = None, []
+    with preemption.stop_signals() as stop:
+        _sleep(eval_spec.start_delay_secs, stop)
+        while not stop.requested:
+            started = time.monotonic()
+            result = evaluate_newest()
+            if result is not None:
+                metrics, exports = result
+                if train_spec.max_steps and metrics['global_step'] >= train_spec.max_steps:
+                    tf.logging.info('Exiting evaluation, global_step=%s >= train max_steps=%s',
+                                    metrics['global_step'], train_spec.max_steps)
+                    break
+                _sleep(eval_spec.throttle_secs - (time.monotonic() - started), stop)
+            else:
+                _sleep(POLL_SECS, stop)
+    if stop.requested:
+        raise SystemExit(stop.exit_status)
+    return metrics, exports
+
+
+def _sleep(seconds, stop):
+    end = time.monotonic() + max(0.0, seconds)
+    while not stop.requested and time.monotonic() < end:
+        time.sleep(min(0.2, end - time.monotonic()))
+
