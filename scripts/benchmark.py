@@ -8,8 +8,9 @@ training modes (f)-(l) and (m), the towers with op determinism, of `towers.bench
 each device count's timed in turns. Each
 ratio is the median of the rounds' ratios with its interquartile range; then the targets and
 the fastest mode. `--estimator`: instead, the model through tf.estimator against towers.fit
-(`towers.benchmarks.estimator`). The input is the model's data set in `--data_dir`, or a generated one in its
-format (nothing is downloaded).
+(`towers.benchmarks.estimator`), on one device and on `--num_gpus` with MirroredStrategy. The
+input is the model's data set in `--data_dir`, or a generated one in its format (nothing is
+downloaded).
 """
 import functools
 import tempfile
@@ -56,7 +57,8 @@ def _parse_args(argv):
                        'the towers with op determinism (--deterministic) at the most devices.')
     parser.add_boolean('estimator', False,
                        'Instead of the rows above: the model trained through tf.estimator (the '
-                       'legacy runner\'s Estimator) against towers.fit on one device, in turns.')
+                       'legacy runner\'s Estimator) against towers.fit, in turns, on one device '
+                       'and on --num_gpus devices (MirroredStrategy against the towers).')
     parser.add_argument('--matmul_size', type=flags.positive_int, default=4096,
                         help='Side of the square float32 matrices of the matmul rate.')
     parser.add_argument('--json', help='Write the results to this JSON file.')
@@ -81,7 +83,7 @@ def main(argv):
         ps_device=args.ps_device, intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads)
     if args.estimator:
-        return _estimator(entry, batch_size, _plan(args))
+        return _estimator(entry, batch_size, _plan(args), args.num_gpus)
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
                         args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
@@ -108,19 +110,44 @@ def main(argv):
         print('results: %s' % args.json)
 
 
-def _estimator(entry, batch_size, plan):
-    """Prints the Estimator's step rate over towers.fit's on one device."""
-    with tempfile.TemporaryDirectory(prefix='benchmark_estimator_') as work_dir:
-        ratio, medians = estimator_benchmark.run(entry, batch_size, plan, work_dir)
-    print('%s, %d examples per step, one device, %d rounds of %d steps in turns:'
-          % (entry.title, batch_size, plan.repeats, plan.steps_per_repeat))
-    for way in ('estimator', 'fit'):
+def _estimator(entry, batch_size, plan, num_devices):
+    """Prints the Estimator's step rate over towers.fit's on one device and, with
+    `num_devices` > 1, under MirroredStrategy against towers.fit's towers on as many."""
+    for devices in sorted({1, num_devices}):
+        with tempfile.TemporaryDirectory(prefix='benchmark_estimator_') as work_dir:
+            ratio, medians = estimator_benchmark.run(entry, batch_size, plan, work_dir,
+                                                     num_devices=devices)
+        how = ('one device' if devices == 1 else
+               '%d devices (the Estimator with MirroredStrategy, towers.fit with %d towers)'
+               % (devices, devices))
+        print('%s, %d examples per device and step, %s, %d rounds of %d steps in turns:'
+              % (entry.title, batch_size, how, plan.repeats, plan.steps_per_repeat))
+        for way in ('estimator', 'fit'):
+            print('  %-9s median step %.4f s (rounds: %s)' % (
+                way, float(np.median(medians[way])),
+                ', '.join('%.4f' % seconds for seconds in medians[way])))
+        print('Estimator step rate / towers.fit step rate on %d device(s): %.3f (quartiles '
+              '%.3f-%.3f); target >= 0.95: %s' % (
+                  devices, ratio.median, ratio.low, ratio.high,
+                  'met' if ratio.median >= 0.95 else 'NOT met'))
+    if getattr(entry.recipe(batch_size), 'keras_loss', None) is None:
+        print('Keras fit under tf.distribute.MirroredStrategy: not measured: %s is not a Keras '
+              'model' % entry.title)
+        return 0
+    with tempfile.TemporaryDirectory(prefix='benchmark_keras_fit_') as work_dir:
+        ratio, medians = estimator_benchmark.against_keras_fit(entry, batch_size, plan,
+                                                               work_dir, num_devices)
+    print('%s, %d examples per device and step, %d devices: the Estimator with MirroredStrategy '
+          'against Keras fit under TensorFlow 2\'s tf.distribute.MirroredStrategy (same model '
+          'and global batch), %d rounds of %d steps in turns:'
+          % (entry.title, batch_size, num_devices, plan.repeats, plan.steps_per_repeat))
+    for way in ('estimator', 'keras_fit'):
         print('  %-9s median step %.4f s (rounds: %s)' % (
             way, float(np.median(medians[way])),
             ', '.join('%.4f' % seconds for seconds in medians[way])))
-    print('Estimator step rate / towers.fit step rate: %.3f (quartiles %.3f-%.3f); target '
-          '>= 0.95: %s' % (ratio.median, ratio.low, ratio.high,
-                           'met' if ratio.median >= 0.95 else 'NOT met'))
+    print('Estimator step rate / Keras fit step rate on %d device(s): %.3f (quartiles '
+          '%.3f-%.3f); target >= 1.0: %s' % (num_devices, ratio.median, ratio.low, ratio.high,
+                                              'met' if ratio.median >= 1.0 else 'NOT met'))
     return 0
 
 

@@ -3,6 +3,7 @@ targets, and the model registry it measures through."""
 import functools
 import json
 import os
+import runpy
 
 import numpy as np
 import pytest
@@ -380,3 +381,18 @@ def test_a_fastest_mode_whose_spread_is_too_wide_is_not_concluded():
     assert report.format_modes(rows).splitlines()[-1] == (
         'fastest at 2 devices: perhaps (replicated), 1.10x (b) towers [1.04-1.20]*, but its '
         'spread is too wide to conclude')
+
+
+def test_the_estimator_rows_put_mirrored_estimators_beside_the_towers_and_keras_fit(capsys):
+    benchmark_script = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'scripts', 'benchmark.py'))
+    assert benchmark_script['main'](['--estimator', '--model', 'fashion_mnist', '--num_gpus',
+                                     '2', '--batch_size', '2', '--steps', '2', '--repeats', '1',
+                                     '--warmup_steps', '1']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ratios = [line for line in lines if ' step rate / ' in line]
+    assert [line.split(':')[0] for line in ratios] == [
+        'Estimator step rate / towers.fit step rate on 1 device(s)',
+        'Estimator step rate / towers.fit step rate on 2 device(s)',
+        'Estimator step rate / Keras fit step rate on 2 device(s)']
+    assert all(float(line.split(': ')[1].split()[0]) > 0 for line in ratios)

@@ -19,8 +19,11 @@ class FashionMnistRecipe(Recipe):
     Attributes:
       shared_model: the `SharedModel` every tower calls; its `model` is the Keras model of the
         graph last assembled.
+      keras_loss: the loss as Keras names it, for a Keras `fit` of the same model (the
+        benchmark's comparison).
     """
     variables_shared_by_object = True
+    keras_loss = 'categorical_crossentropy'
 
     def __init__(self, learning_rate=LEARNING_RATE):
         self._learning_rate = learning_rate
