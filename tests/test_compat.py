@@ -60,6 +60,7 @@ WRITES_USERS_PROGRAMS = REPO / 'tests' / 'test_legacy_runner.py'
 # Programs run as processes of plain TensorFlow 2 (eager, v2 behaviour on): they must not import
 # the compat module, whose import turns v2 behaviour off for the whole process.
 PLAIN_TF2_PROCESSES = (REPO / 'towers' / 'export' / 'keras_weights.py',
+                       REPO / 'towers' / 'benchmarks' / 'keras_fit.py',
                        REPO / 'tests' / 'eager_client.py')
 
 
