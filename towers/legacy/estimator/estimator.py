@@ -246,7 +246,8 @@ class Estimator:
             tf.gfile.MakeDirs(self._model_dir)
             training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
-                examples_per_step, config=placement.session_config,
+                examples_per_step, num_towers=len(self._train_devices or ()) or 1,
+                config=placement.session_config,
                 summary_op=summary_op, saver=saver, log_every_n_steps=None,
                 save_summaries_steps=config.save_summary_steps,
                 save_checkpoint_secs=config.save_checkpoints_secs,
