@@ -13,9 +13,6 @@ input is the model's data set in `--data_dir`, or a generated one in its format 
 downloaded).
 """
 import functools
-import tempfile
-
-import numpy as np
 
 import towers
 from models import registry
@@ -111,43 +108,9 @@ def main(argv):
 
 
 def _estimator(entry, batch_size, plan, num_devices):
-    """Prints the Estimator's step rate over towers.fit's on one device and, with
-    `num_devices` > 1, under MirroredStrategy against towers.fit's towers on as many."""
-    for devices in sorted({1, num_devices}):
-        with tempfile.TemporaryDirectory(prefix='benchmark_estimator_') as work_dir:
-            ratio, medians = estimator_benchmark.run(entry, batch_size, plan, work_dir,
-                                                     num_devices=devices)
-        how = ('one device' if devices == 1 else
-               '%d devices (the Estimator with MirroredStrategy, towers.fit with %d towers)'
-               % (devices, devices))
-        print('%s, %d examples per device and step, %s, %d rounds of %d steps in turns:'
-              % (entry.title, batch_size, how, plan.repeats, plan.steps_per_repeat))
-        for way in ('estimator', 'fit'):
-            print('  %-9s median step %.4f s (rounds: %s)' % (
-                way, float(np.median(medians[way])),
-                ', '.join('%.4f' % seconds for seconds in medians[way])))
-        print('Estimator step rate / towers.fit step rate on %d device(s): %.3f (quartiles '
-              '%.3f-%.3f); target >= 0.95: %s' % (
-                  devices, ratio.median, ratio.low, ratio.high,
-                  'met' if ratio.median >= 0.95 else 'NOT met'))
-    if getattr(entry.recipe(batch_size), 'keras_loss', None) is None:
-        print('Keras fit under tf.distribute.MirroredStrategy: not measured: %s is not a Keras '
-              'model' % entry.title)
-        return 0
-    with tempfile.TemporaryDirectory(prefix='benchmark_keras_fit_') as work_dir:
-        ratio, medians = estimator_benchmark.against_keras_fit(entry, batch_size, plan,
-                                                               work_dir, num_devices)
-    print('%s, %d examples per device and step, %d devices: the Estimator with MirroredStrategy '
-          'against Keras fit under TensorFlow 2\'s tf.distribute.MirroredStrategy (same model '
-          'and global batch), %d rounds of %d steps in turns:'
-          % (entry.title, batch_size, num_devices, plan.repeats, plan.steps_per_repeat))
-    for way in ('estimator', 'keras_fit'):
-        print('  %-9s median step %.4f s (rounds: %s)' % (
-            way, float(np.median(medians[way])),
-            ', '.join('%.4f' % seconds for seconds in medians[way])))
-    print('Estimator step rate / Keras fit step rate on %d device(s): %.3f (quartiles '
-          '%.3f-%.3f); target >= 1.0: %s' % (num_devices, ratio.median, ratio.low, ratio.high,
-                                              'met' if ratio.median >= 1.0 else 'NOT met'))
+    """Prints the Estimator's step rate over towers.fit's (and Keras fit's), in turns."""
+    for line in estimator_benchmark.report(entry, batch_size, plan, num_devices):
+        print(line, flush=True)
     return 0
 
 

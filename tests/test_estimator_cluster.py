@@ -17,13 +17,14 @@ PROGRAM = os.path.join(REPO, 'tests', 'data', 'legacy', 'estimator_cluster_progr
 TEST_SECS = 240
 
 
-def launch(model_dir, max_steps):
-    """The launcher running the program as ps, chief, 2 workers and an evaluator."""
+def launch(model_dir, max_steps, workers=3, evaluators=1, strategy=''):
+    """The launcher running the program as ps, chief, workers and evaluators."""
     return subprocess.Popen(
         [sys.executable, os.path.join(REPO, 'scripts', 'launch_local_cluster.py'), '--ps', '1',
-         '--workers', '3', '--evaluators', '1', '--tf_config', '--exit_grace', '60', '--',
-         '-m', 'towers.legacy', PROGRAM, '--model_dir', model_dir,
-         '--max_steps', str(max_steps), '--save_checkpoints_steps', '20'],
+         '--workers', str(workers), '--evaluators', str(evaluators), '--tf_config',
+         '--exit_grace', '60', '--', '-m', 'towers.legacy', PROGRAM, '--model_dir', model_dir,
+         '--max_steps', str(max_steps), '--save_checkpoints_steps', '20',
+         '--strategy', strategy],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -75,7 +76,8 @@ def test_a_cluster_trains_evaluates_and_survives_a_killed_worker_by_resuming(tmp
     stopped_at = newest_step(model_dir)
     assert stopped_at == int(stopped.group(2)) >= 60
 
-    resumed = launch(model_dir, stopped_at + 40)
+    # Resumed with two replicas in each worker: the variables keep their names.
+    resumed = launch(model_dir, stopped_at + 40, strategy='parameter_server')
     output = resumed.communicate(timeout=TEST_SECS)[0]
     assert resumed.returncode == 0, output[-3000:]
     assert '[launcher] every process exited with status 0' in output
@@ -88,3 +90,4 @@ def test_a_cluster_trains_evaluates_and_survives_a_killed_worker_by_resuming(tmp
     assert any(name.startswith('events.out.tfevents')
                for name in os.listdir(os.path.join(model_dir, 'eval')))
     assert re.search(r'\[ps0\] .*ps 0: all 3 worker\(s\) finished', output)
+    assert re.search(r'\[worker0\] .*on 2 tower\(s\)', output)

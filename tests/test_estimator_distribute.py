@@ -3,13 +3,17 @@ eval_distribute=...)` with TF 1.x's strategies, and `tf.contrib.estimator.replic
 N replicas of per-replica batch b train as one device on batch N*b; the replicas share one set
 of variables; evaluation counts every replica's examples; what cannot be replicated stops with
 one line."""
+import json
+
 import numpy as np
 import pytest
 
 from towers.compat import keras, tf
 from towers.legacy.contrib.replicate import TowerOptimizer, replicate_model_fn
-from towers.legacy.estimator import Estimator, EstimatorError, EstimatorSpec, ModeKeys, RunConfig
-from towers.legacy.estimator.distribute import MirroredStrategy, OneDeviceStrategy
+from towers.legacy.estimator import (Estimator, EstimatorError, EstimatorSpec, EvalSpec, ModeKeys,
+                                     RunConfig, TrainSpec, train_and_evaluate)
+from towers.legacy.estimator.distribute import (CollectiveAllReduceStrategy, MirroredStrategy,
+                                                OneDeviceStrategy)
 
 from tests import small_net
 
@@ -218,3 +222,18 @@ def test_replicate_model_fn_wants_tower_optimizers(tmp_path):
         estimator.train(input_fn(BATCH), steps=1)
     with pytest.raises(EstimatorError, match='Reduction.NONE'):
         replicate_model_fn(slim_model_fn, tf.losses.Reduction.NONE)
+
+
+@pytest.mark.parametrize('strategy', [CollectiveAllReduceStrategy(num_gpus_per_worker=2),
+                                      MirroredStrategy(num_gpus=2)])
+def test_a_strategy_a_cluster_cannot_run_stops_with_one_line_before_any_server(
+        tmp_path, monkeypatch, strategy):
+    monkeypatch.setenv('TF_CONFIG', json.dumps({
+        'cluster': {'chief': ['localhost:1'], 'ps': ['localhost:2']},
+        'task': {'type': 'chief', 'index': 0}}))
+    estimator = Estimator(slim_model_fn, str(tmp_path), RunConfig(train_distribute=strategy),
+                          params={})
+    with pytest.raises(EstimatorError, match='train_distribute=%s in a TF_CONFIG cluster is '
+                                             'not provided' % type(strategy).__name__):
+        train_and_evaluate(estimator, TrainSpec(input_fn(BATCH), max_steps=1),
+                           EvalSpec(input_fn(BATCH)))

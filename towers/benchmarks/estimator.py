@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -168,3 +169,39 @@ def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
     ratios = np.asarray(medians['keras_fit']) / np.asarray(medians['estimator'])
     low, median, high = np.percentile(ratios, [25, 50, 75])
     return Ratio(float(median), float(low), float(high)), medians
+
+
+def report(entry, batch_size, plan, num_devices):
+    """Yields the lines of `scripts/benchmark.py --estimator`: the Estimator against
+    `towers.fit` on one device and on `num_devices` (with `MirroredStrategy`), and, for a Keras
+    model, against Keras fit under `tf.distribute.MirroredStrategy` on `num_devices`; each
+    with its rounds' median step seconds and the ratio of the rates against its target."""
+    for devices in sorted({1, num_devices}):
+        with tempfile.TemporaryDirectory(prefix='benchmark_estimator_') as work_dir:
+            ratio, medians = run(entry, batch_size, plan, work_dir, num_devices=devices)
+        yield from _lines(
+            '%s, %d examples per device and step, %s' % (entry.title, batch_size, (
+                'one device' if devices == 1 else '%d devices (the Estimator with '
+                'MirroredStrategy, towers.fit with %d towers)' % (devices, devices))),
+            plan, medians, ratio, 'towers.fit', devices, 0.95)
+    if getattr(entry.recipe(batch_size), 'keras_loss', None) is None:
+        yield ('Keras fit under tf.distribute.MirroredStrategy: not measured: %s is not a '
+               'Keras model' % entry.title)
+        return
+    with tempfile.TemporaryDirectory(prefix='benchmark_keras_fit_') as work_dir:
+        ratio, medians = against_keras_fit(entry, batch_size, plan, work_dir, num_devices)
+    yield from _lines(
+        '%s, %d examples per device and step, %d devices: the Estimator with MirroredStrategy '
+        'against Keras fit under TensorFlow 2\'s tf.distribute.MirroredStrategy (same model and '
+        'global batch)' % (entry.title, batch_size, num_devices),
+        plan, medians, ratio, 'Keras fit', num_devices, 1.0)
+
+
+def _lines(title, plan, medians, ratio, other, devices, target):
+    yield '%s, %d rounds of %d steps in turns:' % (title, plan.repeats, plan.steps_per_repeat)
+    for way, seconds in medians.items():
+        yield '  %-9s median step %.4f s (rounds: %s)' % (
+            way, float(np.median(seconds)), ', '.join('%.4f' % each for each in seconds))
+    yield ('Estimator step rate / %s step rate on %d device(s): %.3f (quartiles %.3f-%.3f); '
+           'target >= %s: %s' % (other, devices, ratio.median, ratio.low, ratio.high, target,
+                                 'met' if ratio.median >= target else 'NOT met'))

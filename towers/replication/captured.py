@@ -5,8 +5,9 @@ Estimator's `model_fn` does, and the towers still make one update.
 applies its own (clipped, from several optimizers, through a Keras optimizer), so here each
 tower's calls of an optimizer's `apply_gradients` are captured instead of applied: the
 gradients of the k-th call are averaged over the towers on the parameter device
-(`towers.gradients.average_gradients`) and applied once, by tower 0's optimizer, after tower
-0's own train op (its batch-norm updates, as every mode of `towers.replication` runs tower 0's).
+(`towers.gradients.average_gradients`) and applied once, by tower 0's optimizer, once tower 0's
+own train op has run (its batch-norm updates, as every mode of `towers.replication` runs
+tower 0's).
 This is the classic pattern applied to a `model_fn`, as TF 1.x's `MirroredStrategy` and
 `tf.contrib.estimator.replicate_model_fn` applied it.
 
@@ -132,19 +133,25 @@ def _own_collections(graph, kept):
             ref[:] = kept[name]
 
 
+def _after(grad):
+    """`grad` through an identity made in the current control dependencies."""
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(tf.identity(grad.values), grad.indices, grad.dense_shape)
+    return tf.identity(grad)
+
+
 def _scaled(grad, factor):
     if isinstance(grad, tf.IndexedSlices):
         return tf.IndexedSlices(grad.values * factor, grad.indices, grad.dense_shape)
     return grad * factor
 
 
-def _original_apply(optimizer):
-    cls = next(cls for cls in type(optimizer).__mro__ if cls in OPTIMIZER_CLASSES)
-    return cls.__dict__['apply_gradients']
+def _same(optimizer):
+    return optimizer
 
 
 def build_self_training_towers(tower_fn, shards, devices, ps_device='/cpu:0',
-                               sum_gradients=False):
+                               sum_gradients=False, wrap_optimizer=None):
     """Builds `tower_fn` once per device and one update from the gradients they apply.
 
     Args:
@@ -156,6 +163,8 @@ def build_self_training_towers(tower_fn, shards, devices, ps_device='/cpu:0',
       ps_device: where the variables live and the gradients are averaged and applied.
       sum_gradients: apply the sum of the towers' gradients instead of their mean (the
         towers' losses are sums, not means, over the global batch).
+      wrap_optimizer: None, or a function optimizer -> the optimizer that applies the update
+        (a cluster worker's `wrap_optimizer`: synchronous replicas across workers).
 
     Returns:
       A `SelfTrained`.
@@ -204,10 +213,14 @@ def build_self_training_towers(tower_fn, shards, devices, ps_device='/cpu:0',
                                            for calls in applied])
                 if sum_gradients and len(devices) > 1:
                     grads = [(_scaled(grad, len(devices)), var) for grad, var in grads]
+                # The update reads the gradients only after tower 0's train op; the optimizer's
+                # own ops (a synchronous optimizer's aggregation, run by its queue runner) stay
+                # free of it.
+                with tf.control_dependencies([train_ops[0]] if train_ops[0] is not None
+                                             else []):
+                    grads = [(_after(grad), var) for grad, var in grads]
                 averaged.append(grads)
-        with tf.control_dependencies([train_ops[0]] if train_ops[0] is not None else []):
-            updates = [_original_apply(first.optimizer)(first.optimizer, grads, *first.args,
-                                                        **first.kwargs)
-                       for first, grads in zip(applied[0], averaged)]
+        updates = [(wrap_optimizer or _same)(first.optimizer).apply_gradients(
+            grads, *first.args, **first.kwargs) for first, grads in zip(applied[0], averaged)]
         train_op = tf.group(*updates, name='train_op')
     return SelfTrained(results, train_op, applied)

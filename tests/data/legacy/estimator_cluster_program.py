@@ -1,6 +1,7 @@
-"""A TF 1.x Estimator program for a cluster, written against TF 1.15's API only: the same
+"""A TF 1.x Estimator program for a cluster, written against TF 1.x's API only: the same
 program is every task (chief, workers, parameter server, evaluator) and reads its role from
-TF_CONFIG through `tf.estimator.train_and_evaluate`."""
+TF_CONFIG through `tf.estimator.train_and_evaluate`; --strategy trains with one of
+tf.contrib.distribute's strategies across processes (TF 1.13-1.14)."""
 import numpy as np
 import tensorflow as tf
 
@@ -8,6 +9,8 @@ flags = tf.app.flags
 flags.DEFINE_string('model_dir', '/tmp/estimator_cluster_program', 'Shared by every task.')
 flags.DEFINE_integer('max_steps', 200, 'The global step training stops at.')
 flags.DEFINE_integer('save_checkpoints_steps', 50, 'The chief checkpoints this often.')
+flags.DEFINE_string('strategy', '', "'', 'parameter_server' or 'collective_all_reduce'.")
+flags.DEFINE_integer('gpus_per_worker', 2, 'Replicas in each worker, with --strategy.')
 FLAGS = flags.FLAGS
 
 
@@ -33,8 +36,15 @@ def model_fn(features, labels, mode):
 
 def main(_):
     tf.logging.set_verbosity(tf.logging.INFO)
+    strategy = None
+    if FLAGS.strategy == 'parameter_server':
+        strategy = tf.contrib.distribute.ParameterServerStrategy(
+            num_gpus_per_worker=FLAGS.gpus_per_worker)
+    elif FLAGS.strategy == 'collective_all_reduce':
+        strategy = tf.contrib.distribute.CollectiveAllReduceStrategy(
+            num_gpus_per_worker=FLAGS.gpus_per_worker)
     config = tf.estimator.RunConfig(save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-                                    log_step_count_steps=10)
+                                    log_step_count_steps=10, train_distribute=strategy)
     estimator = tf.estimator.Estimator(model_fn, FLAGS.model_dir, config)
     train_spec = tf.estimator.TrainSpec(input_fn, max_steps=FLAGS.max_steps)
     eval_spec = tf.estimator.EvalSpec(input_fn, steps=None, start_delay_secs=0,

@@ -77,7 +77,8 @@ def _deprecated():
 def _distribute():
     strategies = importlib.import_module('towers.legacy.estimator.distribute')
     public = {name: getattr(strategies, name) for name in (
-        'MirroredStrategy', 'OneDeviceStrategy', 'AllReduceCrossDeviceOps', 'CrossDeviceOps',
+        'MirroredStrategy', 'OneDeviceStrategy', 'ParameterServerStrategy',
+        'CollectiveAllReduceStrategy', 'AllReduceCrossDeviceOps', 'CrossDeviceOps',
         'ReductionToOneDevice')}
     return [public, {'AllReduceCrossTowerOps': strategies.AllReduceCrossDeviceOps,
                          'ReductionToOneDeviceCrossDeviceOps': strategies.ReductionToOneDevice,
@@ -163,10 +164,12 @@ PIECES = {
     'cudnn_rnn': _missing('tf.keras.layers.LSTM and GRU, which use cuDNN'),
     'distribute': Piece('`MirroredStrategy` (`num_gpus`, `devices`) and `OneDeviceStrategy` for '
                         "`RunConfig(train_distribute=..., eval_distribute=...)`: the model_fn once "
-                        "per device on the towers; `AllReduceCrossDeviceOps`, "
+                        "per device on the towers; `ParameterServerStrategy` "
+                        '(`num_gpus_per_worker`) for `train_and_evaluate` with `TF_CONFIG` '
+                        '(`CollectiveAllReduceStrategy` on one machine only); '
+                        '`AllReduceCrossDeviceOps`, '
                         '`ReductionToOneDevice` and their TF 1.12 `CrossTowerOps` names',
-                        _distribute, 'tf.distribute (a strategy across processes: '
-                        'train_and_evaluate with TF_CONFIG)'),
+                        _distribute, 'tf.distribute'),
     'distributions': _missing('TensorFlow Probability (tfp.distributions)'),
     'eager': _missing('tf.compat.v2 (eager execution is TensorFlow 2\'s default)'),
     'gan': _missing('TF-GAN (tensorflow_gan)'),

@@ -18,7 +18,6 @@ ceil(log_step_count_steps / iterations_per_loop) steps.
 """
 import inspect
 import math
-import time
 
 from towers.compat import tf
 from towers.legacy.estimator import calls
@@ -28,7 +27,6 @@ from towers.legacy.contrib.tpu_config import (InputPipelineConfig, RunConfig, TP
                                               parse_iterations_per_loop)
 from towers.legacy.contrib.tpu_spec import TPUEstimatorSpec
 from towers.legacy.modules import LegacyError
-from towers.training import hooks as hooks_lib
 
 BATCH_SIZE_KEY = 'batch_size'
 USE_TPU_KEY = 'use_tpu'
@@ -127,9 +125,10 @@ class TPUEstimator(Estimator):
         if mode == ModeKeys.TRAIN and self._log_every is not None:
             writer = (tf.summary.FileWriterCache.get(self.model_dir)
                       if self._config.save_summary_steps else None)
-            spec = spec._replace(training_hooks=spec.training_hooks + (ExamplesPerSecondHook(
-                tf.train.get_global_step(), self._batch_sizes[mode], writer,
-                *self._log_every),))
+            every_n_steps, every_n_secs = self._log_every
+            spec = spec._replace(training_hooks=spec.training_hooks + (calls.StepRateHook(
+                tf.train.get_global_step(), every_n_steps, writer, self._batch_sizes[mode],
+                every_n_secs),))
         return spec
 
     def _with_batch_size(self, input_fn):
@@ -211,40 +210,6 @@ def _returning_estimator_spec(model_fn):
     return model_fn_returning_estimator_spec
 
 
-class ExamplesPerSecondHook(hooks_lib.StepHook):
-    """TF 1.15 TPUEstimator's `global_step/sec: 12.3` and `examples/sec: 394` lines every
-    `every_n_steps` steps or `every_n_secs` seconds, also written as summaries to `writer`
-    (None: not written); no examples/sec without a `batch_size`."""
-
-    def __init__(self, global_step, batch_size, writer, every_n_steps, every_n_secs):
-        super().__init__(global_step)
-        self._batch_size = batch_size
-        self._writer = writer
-        self._every_n_steps = every_n_steps
-        self._every_n_secs = every_n_secs
-        self._last = None
-
-    def after_run(self, run_context, run_values):
-        step = hooks_lib.read_steps_done(run_values)
-        now = time.time()
-        if self._last is None:
-            self._last = (step, now)
-            return
-        steps, secs = step - self._last[0], now - self._last[1]
-        if steps <= 0 or (self._every_n_steps is not None and steps < self._every_n_steps) or (
-                self._every_n_secs is not None and secs < self._every_n_secs):
-            return
-        rates = {'global_step/sec': steps / max(secs, 1e-9)}
-        if self._batch_size is not None:
-            rates['examples/sec'] = rates['global_step/sec'] * self._batch_size
-        for tag, rate in rates.items():
-            tf.logging.info('%s: %g', tag, rate)
-            if self._writer is not None:
-                self._writer.add_summary(tf.Summary(value=[tf.Summary.Value(
-                    tag=tag, simple_value=rate)]), step)
-        self._last = (step, now)
-
-
 class CrossShardOptimizer(tf.train.Optimizer):
     """TF 1.15's `tf.contrib.tpu.CrossShardOptimizer` off a TPU: one shard, so the wrapped
     optimizer's gradients and updates unchanged (the mean over one shard is its value).
@@ -295,6 +260,6 @@ class TPUClusterResolver:
                           'a TPU name, and TPUEstimator with use_tpu=False' % (tpu, NO_TPU))
 
 
-__all__ = ['CrossShardOptimizer', 'ExamplesPerSecondHook', 'InputPipelineConfig', 'RunConfig',
+__all__ = ['CrossShardOptimizer', 'InputPipelineConfig', 'RunConfig',
            'TPUClusterResolver', 'TPUConfig', 'TPUEstimator', 'TPUEstimatorSpec',
            'bfloat16_scope']

@@ -209,13 +209,16 @@ class LossLoggingHook(hooks_lib.StepHook):
 
 
 class StepRateHook(hooks_lib.StepHook):
-    """TF 1.x's `global_step/sec: 12.3` line every `every_n_steps` steps, also written as the
-    summary 'global_step/sec' to `writer`."""
+    """TF 1.x's `global_step/sec: 12.3` line (and TF 1.15 TPUEstimator's `examples/sec: 394`
+    after it, given a `batch_size`) every `every_n_steps` steps, or every `every_n_secs`
+    seconds, also written as summaries to `writer` (None: not written)."""
 
-    def __init__(self, steps_done, every_n_steps, writer):
+    def __init__(self, steps_done, every_n_steps, writer, batch_size=None, every_n_secs=None):
         super().__init__(steps_done)
-        self._every = every_n_steps
+        self._every_n_steps = every_n_steps
+        self._every_n_secs = every_n_secs
         self._writer = writer
+        self._batch_size = batch_size
         self._last = None
 
     def after_run(self, run_context, run_values):
@@ -224,13 +227,18 @@ class StepRateHook(hooks_lib.StepHook):
         if self._last is None:
             self._last = (step, now)
             return
-        if step - self._last[0] < self._every:
+        steps, secs = step - self._last[0], now - self._last[1]
+        if steps <= 0 or (self._every_n_steps is not None and steps < self._every_n_steps) or (
+                self._every_n_secs is not None and secs < self._every_n_secs):
             return
-        rate = (step - self._last[0]) / max(now - self._last[1], 1e-9)
-        tf.logging.info('global_step/sec: %g', rate)
-        if self._writer is not None:
-            self._writer.add_summary(tf.Summary(value=[tf.Summary.Value(
-                tag='global_step/sec', simple_value=rate)]), step)
+        rates = {'global_step/sec': steps / max(secs, 1e-9)}
+        if self._batch_size is not None:
+            rates['examples/sec'] = rates['global_step/sec'] * self._batch_size
+        for tag, rate in rates.items():
+            tf.logging.info('%s: %g', tag, rate)
+            if self._writer is not None:
+                self._writer.add_summary(tf.Summary(value=[tf.Summary.Value(
+                    tag=tag, simple_value=rate)]), step)
         self._last = (step, now)
 
 

@@ -12,7 +12,11 @@ on this project's cluster roles (`towers.cluster.roles`).
   over the parameter servers (`VariablePlacement`, round robin as TF 1.x's
   `replica_device_setter`; or `RunConfig.device_fn`), the rest on itself, and runs its steps
   until the shared global step reaches `TrainSpec.max_steps`; the chief initialises or restores
-  the variables and writes the checkpoints and summaries. Neither evaluates.
+  the variables and writes the checkpoints and summaries. Neither evaluates. With
+  `RunConfig(train_distribute=ParameterServerStrategy(num_gpus_per_worker=N))` each worker
+  runs a replica of the `model_fn` on each of its N devices (`replicas`: one update of their
+  mean gradients, workers asynchronous). `CollectiveAllReduceStrategy` (synchronous workers)
+  is not provided in a cluster: one line says so.
 - `evaluator`: joins no server; after `EvalSpec.start_delay_secs` it evaluates each new
   checkpoint the chief writes into `model_dir` (at most one per `throttle_secs`) and runs the
   exporters, and exits once it has evaluated a checkpoint at `max_steps`.
@@ -33,6 +37,7 @@ from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, Worker
 from towers.compat import tf
 from towers.devices import assign_to_device
 from towers.errors import TowersError
+from towers.legacy.estimator import distribute
 from towers.legacy.estimator.spec import EstimatorError
 from towers.training import preemption
 
@@ -43,24 +48,39 @@ PS_TIMEOUT_SECS = 180.0
 POLL_SECS = 1.0
 
 Placement = collections.namedtuple(
-    'Placement', ['master', 'is_chief', 'device_fn', 'session_config', 'hooks'])
-Placement.__doc__ = """Where a training graph runs: session target, chief or not, the device
-function its ops are built under, its session config and the role's session hooks."""
+    'Placement', ['master', 'is_chief', 'device_fn', 'session_config', 'hooks',
+                  'replica_devices', 'ps_device', 'wrap_optimizer'])
+Placement.__doc__ = """Where a training graph runs.
+
+Attributes:
+  master, is_chief: the session target; whether this process is the chief.
+  device_fn: the device function the graph is built under (None: none).
+  session_config: its `tf.ConfigProto`.
+  hooks: a function () -> the role's session hooks, called once the graph is built.
+  replica_devices: None, or the devices of the `model_fn`'s replicas (`replicas`).
+  ps_device: where the replicas' variables live (a device or a device function).
+  wrap_optimizer: None, or optimizer -> the optimizer that applies the replicas' update.
+"""
 
 
-def local_placement(config, session_config):
-    """The placement of a run in this process: `RunConfig`'s master, chief and `device_fn`."""
-    return Placement(config.master, config.is_chief, config.device_fn, session_config, [])
+def local_placement(config, session_config, replica_devices=None):
+    """The placement of a run in this process: `RunConfig`'s master, chief and `device_fn`,
+    the replicas of its `train_distribute` on `replica_devices`."""
+    return Placement(config.master, config.is_chief, config.device_fn, session_config, list,
+                     replica_devices, '/cpu:0', None)
 
 
-def worker_placement(role, setup, session_config):
+def worker_placement(role, setup, session_config, replicated):
     """The placement of a chief or worker `role` started with `setup` (its `DeviceSetup`): its
-    server, the variables over the parameter servers, the role's device filters."""
+    server, the variables over the parameter servers, the role's device filters; with
+    `replicated`, a replica of the `model_fn` on each of its tower devices."""
     merged = tf.ConfigProto()
     merged.CopyFrom(session_config)
     merged.MergeFrom(setup.config)
-    return Placement(role.master, role.is_chief,
-                     assign_to_device(role.device, setup.ps_device), merged, list(role.hooks))
+    return Placement(role.master, role.is_chief, assign_to_device(role.device, setup.ps_device),
+                     merged, lambda: list(role.hooks),
+                     list(setup.tower_devices) if replicated else None, setup.ps_device,
+                     role.wrap_optimizer if replicated else None)
 
 
 def run(estimator, train_spec, eval_spec, evaluate_newest):
@@ -83,10 +103,13 @@ def run(estimator, train_spec, eval_spec, evaluate_newest):
     config = estimator.config
     if config.task_type == EVALUATOR:
         return _evaluate_continuously(train_spec, eval_spec, evaluate_newest)
-    if config.train_distribute is not None:
-        raise EstimatorError('RunConfig train_distribute in a TF_CONFIG cluster is not '
-                             'provided by towers-legacy: train between-graph (no strategy) '
-                             'or on this machine\'s devices without TF_CONFIG')
+    strategy = config.train_distribute
+    if strategy is not None and not isinstance(strategy, distribute.ParameterServerStrategy):
+        raise EstimatorError(
+            'RunConfig train_distribute=%s in a TF_CONFIG cluster is not provided by '
+            'towers-legacy: train the cluster with '
+            'tf.contrib.distribute.ParameterServerStrategy(num_gpus_per_worker=N) or with no '
+            'strategy' % type(strategy).__name__)
     try:
         cluster = tf_config.cluster_flags(os.environ.get(tf_config.VARIABLE, ''))
     except TowersError as err:
@@ -100,11 +123,11 @@ def run(estimator, train_spec, eval_spec, evaluate_newest):
                 raise SystemExit(status)
             return None, []
         role = Worker(spec, cluster['task_index'], sync=False)
-        setup = role.configure_devices(1)
+        setup = role.configure_devices(strategy.num_gpus_per_worker if strategy else 1)
         with role.watch_parameter_servers(PS_TIMEOUT_SECS):
             try:
                 with estimator.placed(lambda session_config: worker_placement(
-                        role, setup, session_config)):
+                        role, setup, session_config, replicated=strategy is not None)):
                     estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
                                     max_steps=train_spec.max_steps)
             finally:

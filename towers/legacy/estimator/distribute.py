@@ -108,6 +108,39 @@ class OneDeviceStrategy(Strategy):
         super().__init__([device])
 
 
+class BetweenGraphStrategy(Strategy):
+    """A strategy of several processes (`TF_CONFIG`): `num_gpus_per_worker` replicas in each
+    worker (`cluster` runs them); without a cluster, those replicas in this process, as
+    `MirroredStrategy(num_gpus=num_gpus_per_worker)` (TF 1.x's local mode of it).
+
+    Raises:
+      EstimatorError: a negative `num_gpus_per_worker`.
+    """
+
+    def __init__(self, num_gpus_per_worker=0):
+        if num_gpus_per_worker < 0:
+            raise EstimatorError('%s: num_gpus_per_worker must be >= 0, got %r'
+                                 % (type(self).__name__, num_gpus_per_worker))
+        super().__init__(MirroredStrategy(num_gpus=num_gpus_per_worker).devices)
+        self.num_gpus_per_worker = max(num_gpus_per_worker, 1)
+
+
+class ParameterServerStrategy(BetweenGraphStrategy):
+    """TF 1.12-1.14's `tf.contrib.distribute.ParameterServerStrategy(num_gpus_per_worker=0)`:
+    the variables on the parameter servers, each worker's replicas synchronous among
+    themselves and asynchronous to the other workers'."""
+
+
+class CollectiveAllReduceStrategy(BetweenGraphStrategy):
+    """TF 1.13-1.14's `tf.contrib.distribute.CollectiveAllReduceStrategy(num_gpus_per_worker=0,
+    communication=AUTO)`: every replica of every worker synchronous. On one machine, its
+    replicas; in a `TF_CONFIG` cluster it is refused (`cluster`)."""
+
+    def __init__(self, num_gpus_per_worker=0, communication=None):
+        super().__init__(num_gpus_per_worker)
+        self.communication = communication
+
+
 def replica_devices(strategy, what):
     """The devices of the replicas of `strategy` (one of this module's, or a
     `tf.distribute.Strategy`), or None for no strategy.

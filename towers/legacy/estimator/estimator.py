@@ -211,10 +211,10 @@ class Estimator:
         config = self._config
         session_config = self._session_config(self._train_devices)
         placement = (self._placement(session_config) if self._placement is not None
-                     else cluster.local_placement(config, session_config))
+                     else cluster.local_placement(config, session_config, self._train_devices))
         with self._new_graph().as_default(), tf.device(placement.device_fn):
             global_step = tf.train.get_or_create_global_step()
-            spec, input_hooks, examples_per_step = self._training_spec(input_fn)
+            spec, input_hooks, examples_per_step = self._training_spec(input_fn, placement)
             if self._warm_start is not None:
                 tf.train.warm_start(*self._warm_start)
             if not any(summary.op.name == 'loss'
@@ -231,7 +231,7 @@ class Estimator:
                           else scaffold.summary_op or tf.summary.merge_all())
             final = calls.FinalLossHook(spec.loss)
             train_hooks = (list(input_hooks) + list(spec.training_hooks) + hooks + [final]
-                           + placement.hooks)
+                           + placement.hooks())
             step_hooks = []
             if placement.is_chief:
                 train_hooks += list(spec.training_chief_hooks)
@@ -246,7 +246,7 @@ class Estimator:
             tf.gfile.MakeDirs(self._model_dir)
             training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
-                examples_per_step, num_towers=len(self._train_devices or ()) or 1,
+                examples_per_step, num_towers=len(placement.replica_devices or ()) or 1,
                 config=placement.session_config,
                 summary_op=summary_op, saver=saver, log_every_n_steps=None,
                 save_summaries_steps=config.save_summary_steps,
@@ -257,12 +257,12 @@ class Estimator:
                 step_hooks=step_hooks)
         return final.loss
 
-    def _training_spec(self, input_fn):
+    def _training_spec(self, input_fn, placement):
         """(spec, input hooks, examples per step) of the training graph: the `model_fn` once,
-        or once per device of `RunConfig.train_distribute` (`replicas`)."""
-        if self._train_devices:
+        or once per device of the placement's replicas (`replicas`)."""
+        if placement.replica_devices:
             return replicas.training_spec(self._call_model_fn, input_fn, self.params,
-                                          self.config, self._train_devices)
+                                          self.config, placement)
         features, labels, input_hooks = calls.call_input_fn(
             input_fn, ModeKeys.TRAIN, self.params, self.config)
         spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)

@@ -19,13 +19,14 @@ from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.replication.captured import build_self_training_towers
 
 
-def training_spec(call_model_fn, input_fn, params, config, devices):
+def training_spec(call_model_fn, input_fn, params, config, placement):
     """Builds the training graph of one replica per device in the default graph.
 
     Args:
       call_model_fn: (features, labels, mode) -> the `model_fn`'s `EstimatorSpec`.
       input_fn, params, config: the program's `input_fn` and what it is called with.
-      devices: the replicas' devices.
+      placement: a `cluster.Placement`: the replicas' devices, where the variables live, and
+        the wrapper of the optimizer that applies the update (a cluster's synchronous one).
 
     Returns:
       (spec, input hooks, examples per step): replica 0's `EstimatorSpec` whose train op is
@@ -35,6 +36,7 @@ def training_spec(call_model_fn, input_fn, params, config, devices):
       EstimatorError: the `input_fn` returns no `Dataset`; the replicas' train ops cannot be
         replicated (no `apply_gradients`, different models).
     """
+    devices = placement.replica_devices
     batches, hooks = calls.call_input_fn(input_fn, ModeKeys.TRAIN, params, config,
                                          num_replicas=len(devices))
 
@@ -43,7 +45,8 @@ def training_spec(call_model_fn, input_fn, params, config, devices):
         return spec, spec.train_op
 
     try:
-        built = build_self_training_towers(replica, batches, devices)
+        built = build_self_training_towers(replica, batches, devices, placement.ps_device,
+                                           wrap_optimizer=placement.wrap_optimizer)
     except TowersError as err:
         raise EstimatorError('train_distribute over %s: %s' % (', '.join(devices), err)) from None
     specs = built.results

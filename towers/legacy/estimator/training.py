@@ -19,9 +19,11 @@ import os
 import time
 
 from towers.compat import tf
+from towers.errors import TowersError
 from towers.legacy.estimator import cluster
 from towers.legacy.estimator.exporter import Exporter
 from towers.legacy.estimator.spec import EstimatorError
+from towers.training import checkpoints
 
 
 class TrainSpec(collections.namedtuple('TrainSpec', ['input_fn', 'max_steps', 'hooks'])):
@@ -92,9 +94,18 @@ class _Evaluator:
                                'evaluation pass as evaluation results are expected to be same '
                                'for the same checkpoint.')
             return None
-        metrics = self._estimator.evaluate(self._spec.input_fn, steps=self._spec.steps,
-                                           hooks=self._spec.hooks, checkpoint_path=checkpoint,
-                                           name=self._spec.name)
+        try:
+            metrics = self._estimator.evaluate(self._spec.input_fn, steps=self._spec.steps,
+                                               hooks=self._spec.hooks,
+                                               checkpoint_path=checkpoint, name=self._spec.name)
+        except (EstimatorError, TowersError, tf.errors.OpError):
+            if checkpoints.exists(checkpoint):
+                raise
+            # A separate evaluator races the chief, which keeps `keep_checkpoint_max`.
+            tf.logging.warning('%s was deleted before its evaluation ended (the chief keeps '
+                               'the newest keep_checkpoint_max): evaluating a newer one',
+                               checkpoint)
+            return None
         final = bool(self._max_steps) and metrics['global_step'] >= self._max_steps
         base = os.path.join(self._estimator.model_dir, 'export')
         self.export_results = [
