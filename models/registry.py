@@ -34,7 +34,8 @@ Entry = collections.namedtuple(
 Entry.__doc__ = """A registered model.
 
 Attributes:
-  name: what `--model` calls it: the name of its package, its scripts and its README section.
+  name: what `--model` calls it: the name of its package, its scripts and its section of
+    docs/workloads.md.
   title: how reports and charts name it, e.g. 'CIFAR-10'.
   description: one line on the network and its input.
   batch_size: the default examples per tower.

@@ -7,7 +7,7 @@ Restores the newest checkpoint of --checkpoint_dir that reads whole (a damaged n
 skipped with a warning), or --checkpoint_path, into the model's inference graph (one tower,
 batch norm on its moving statistics, moving averages where the evaluation restores them, the
 preprocessing inside) and writes it to --export_dir with one signature, `serving_default`,
-taking the images as a user sends them (see README, "Exporting"). For the Keras models
+taking the images as a user sends them (see docs/export.md). For the Keras models
 (fashion_mnist, image_folder), --keras_out FILE.weights.h5 and --tf2_checkpoint_dir DIR also
 write the Keras weights and a TF2 object-based checkpoint. Sizes a checkpoint does not hold are
 the evaluation's flags: --image_size (imagenet, side_by_side), --image_height and

@@ -12,7 +12,7 @@ JOBS.json is a list of jobs, each writing its outputs to the .npz file "out":
    "out": NPZ}
       the architecture built here in tf_keras, its weights loaded with `load_weights` or
       restored with `tf.train.Checkpoint(model=model)`, run on the images preprocessed as the
-      README tells a client to.
+      docs/export.md tells a client to.
 Last it prints one line of JSON: whether it ran eagerly and whether `towers` was imported.
 """
 import json
@@ -24,7 +24,7 @@ import tf_keras
 
 
 def fashion_mnist(classes, image_size):
-    """The Keras network of the Fashion-MNIST example, as the README describes it."""
+    """The Keras network of the Fashion-MNIST example, as docs/workloads.md describes it."""
     layers = tf_keras.layers
     images = tf_keras.Input([image_size, image_size, 1])
     net = layers.Conv2D(32, 3, activation='relu', name='conv1')(images)
@@ -39,7 +39,7 @@ def fashion_mnist(classes, image_size):
 
 
 def vgg16_transfer(classes, image_size):
-    """VGG16 without its top, Flatten and a softmax Dense, as the README describes it."""
+    """VGG16 without its top, Flatten and a softmax Dense, as docs/workloads.md describes it."""
     base = tf_keras.applications.VGG16(include_top=False, weights=None,
                                        input_shape=(image_size, image_size, 3))
     flat = tf_keras.layers.Flatten(name='flatten')(base.output)

@@ -110,6 +110,6 @@ def test_a_task_started_by_hand_logs_once_that_its_server_is_reachable_from_the_
     assert said.getMessage() in [
         'worker 0 listens on %s:%d, every network interface (the cluster names localhost:%d), '
         'and is reachable from the network: anyone who can reach this machine on port %d can '
-        'run any op in this process as %s; see "Security" in the README'
+        'run any op in this process as %s; see docs/security.md'
         % (host, worker_port, worker_port, worker_port, pwd.getpwuid(os.geteuid()).pw_name)
         for host in ('[::]', '0.0.0.0')]

@@ -165,6 +165,6 @@ def test_bucket_by_sequence_length_batches_examples_of_one_bucket_padded_to_the_
 
 def test_the_readme_shows_the_table_of_provided_pieces_as_the_runner_has_it():
     readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                          'README.md')
+                          'docs', 'legacy-runner.md')
     with open(readme, encoding='utf-8') as f:
         assert contrib.provided_markdown() in f.read()

@@ -106,7 +106,7 @@ def _lrn(inputs, name):
     The sum of squares over each channel's window of 2*4+1 channels is a product with a banded
     [C, C] matrix of ones. It equals `tf.nn.lrn` to float rounding (1e-7 relative), and its
     gradient is built from matmuls, which run three times faster than TensorFlow's CPU LRNGrad
-    kernel (that kernel alone took a quarter of the training step; see README, Throughput).
+    kernel (that kernel alone took a quarter of the training step; see docs/performance.md).
     Since LRN_BETA is 3/4, (bias + alpha * s)^-beta is rsqrt(t) * sqrt(rsqrt(t)).
 
     Args:

@@ -49,7 +49,7 @@ def _log_reach(job_name, task_index, address):
     else:
         log.warning('%s %d listens on %s, every network interface (the cluster names %s), and '
                     'is reachable from the network: anyone who can reach this machine on port '
-                    '%d can run any op in this process as %s; see "Security" in the README',
+                    '%d can run any op in this process as %s; see docs/security.md',
                     job_name, task_index, listening, address, port, isolation.user_name())
 
 

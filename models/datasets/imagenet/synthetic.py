@@ -6,7 +6,7 @@ degrees apart); each image has its own period, phase, slight rotation, shades an
 degrees of its class's, plus pixel noise, saved as a real JPEG of 80-112 pixels on its shorter
 side. The reference's hue jitter (+-36 degrees) makes neighbouring classes' hues overlap, so
 hue narrows a class down and the texture, which survives the flips, stretches, rescaling and
-crops, tells it; a ResNet learns the set in a few hundred steps at 64x64 (see README).
+crops, tells it; a ResNet learns the set in a few hundred steps at 64x64 (see docs/workloads.md).
 
 One directory holds the same images in both layouts:
 
