@@ -6,11 +6,12 @@ setup(
     version='0.1.0',
     description='Legacy-faithful TensorFlow 1 graph-mode multi-GPU tower training on TF 2.x',
     packages=find_packages(include=['towers', 'towers.*', 'models', 'models.*']),
-    python_requires='>=3.9',
+    python_requires='>=3.10',
     install_requires=[
         'tensorflow>=2.16,<2.22',
         'tf-keras>=2.16,<2.22',
         'tf-slim==1.1.0',
+        'absl-py>=1.0',
         'numpy>=1.26',
         'pillow>=10',
         'h5py>=3.11',

@@ -1,12 +1,13 @@
 """The CIFAR-10 scripts end to end on tiny settings: make data, train on 2 towers, evaluate."""
 import os
 import re
+import runpy
 
 import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import (DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_in_process,
+from script_runs import (DETERMINISTIC, LOG_LINE, REPO, copy_with_damaged_newest, run_in_process,
                          run_script, skipped_line)
 from towers.compat import tf
 
@@ -54,6 +55,17 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(
     # Validation: the moving averages of the weights on the 40 test records.
     assert re.search(r'^\S+ \S+: step 20, validation precision_at_1 = [01]\.\d{4} '
                      r'\(40 examples, ', result.stdout, re.MULTILINE), result.stdout
+
+
+def test_the_run_writes_its_flags_as_a_flagfile_that_reruns_it(trained):
+    train_dir, _ = trained
+    with open(os.path.join(train_dir, 'flags.txt')) as f:
+        lines = f.read().splitlines()
+    assert lines[1] == '# --flagfile=%s' % os.path.join(train_dir, 'flags.txt')
+    assert {'--num_gpus=2', '--max_steps=20', '--train_dir=%s' % train_dir} <= set(lines)
+    script = runpy.run_path(os.path.join(REPO, 'scripts', 'train_cifar10_multi_gpu.py'))
+    rerun = script['_parse_args'](['--flagfile=%s' % os.path.join(train_dir, 'flags.txt')])
+    assert (rerun.num_gpus, rerun.max_steps, rerun.train_dir) == (2, 20, train_dir)
 
 
 def test_training_resumes_from_the_newest_checkpoint(data_dir, trained):

@@ -121,13 +121,14 @@ def test_checkpoint_flags_give_the_training_loop_its_intervals():
 def test_training_flags_give_fit_the_mode_cadence_validation_seed_and_determinism():
     parser = flags.FlagParser()
     flags.add_training_flags(parser)
-    options = flags.fit_options(parser.parse_args(['--variable_update', 'replicated', '--xla',
-                                                   '--use_fp16', '--save_checkpoint_steps=5',
-                                                   '--eval_every_steps', '50', '--seed', '3',
-                                                   '--deterministic']))
+    args = parser.parse_args(['--variable_update', 'replicated', '--xla', '--use_fp16',
+                              '--save_checkpoint_steps=5', '--eval_every_steps', '50',
+                              '--seed', '3', '--deterministic'])
+    options = flags.fit_options(args)
     assert options == {'mode': modes.Mode(modes.REPLICATED, xla=True, mixed_precision=True),
                        'save_checkpoint_secs': 600.0, 'save_checkpoint_steps': 5,
-                       'eval_every_steps': 50, 'seed': 3, 'deterministic': True}
+                       'eval_every_steps': 50, 'seed': 3, 'deterministic': True,
+                       'flag_lines': args.flag_lines}
     defaults = flags.fit_options(parser.parse_args([]))
     assert defaults['mode'] == modes.Mode() and defaults['eval_every_steps'] == 0
     assert defaults['seed'] is None and defaults['deterministic'] is False
@@ -155,3 +156,24 @@ def test_training_flags_without_a_cluster_take_no_cluster_flag():
     flags.add_training_flags(parser, cluster=False)
     with pytest.raises(flags.FlagError, match='job_name'):
         parser.parse_args(['--job_name', 'worker'])
+
+
+def test_an_abbreviated_flag_is_refused_as_absl_refuses_it():
+    full = flags.FlagParser()
+    flags.add_device_flags(full)
+    with pytest.raises(flags.FlagError, match='unrecognized arguments: --num_gpu 2'):
+        full.parse_args(['--num_gpu', '2'])
+
+
+def test_the_flag_lines_are_a_flagfile_that_gives_the_same_values(tmp_path):
+    full = flags.FlagParser()
+    full.add_boolean('run_once', False, 'Whether to run eval only once.')
+    full.add_argument('--max_steps', type=flags.positive_int, default=10)
+    flags.add_training_flags(full)
+    args = full.parse_args(['--max_steps', '7', '--norun_once', '--ps_hosts', 'a:1,b:2',
+                            '--job_name', 'worker', '--worker_hosts=c:3', '--seed', '5'])
+    assert '--max_steps=7' in args.flag_lines and '--sync_replicas=true' in args.flag_lines
+    assert '--ps_hosts=a:1,b:2' in args.flag_lines
+    flag_file = tmp_path / 'flags.txt'
+    flag_file.write_text('\n'.join(['# a comment'] + args.flag_lines) + '\n')
+    assert vars(full.parse_args(['--flagfile=%s' % flag_file])) == vars(args)

@@ -13,20 +13,19 @@ A bad value, an unknown flag or an unreadable flag file raises `FlagError`, whic
 runner (`towers.cli.run`) prints as one `error: ...` line, exiting with status 1.
 """
 import argparse
-import os
 import re
 
-from towers.replication import registry
 from towers.errors import TowersError
+# The flag types, offered here under their names (scripts use `flags.positive_int`, ...).
+from towers.flag_types import (boolean, checkpoint_prefix, data_dir, fraction, host_list,
+                               input_dir, non_negative_float, non_negative_int, output_dir,
+                               positive_float, positive_int, positive_int_list)
+from towers.replication import registry
 from towers.training.preemption import STOP_GRACE_SECS
 
 PS_JOB = 'ps'
 WORKER_JOB = 'worker'
 
-# absl's spellings of a boolean value, plus yes/no.
-_TRUE = ('true', 't', '1', 'yes')
-_FALSE = ('false', 'f', '0', 'no')
-_HOST_PORT = re.compile(r'^[^\s:,]+:[0-9]{1,5}$')
 _COMMENT = ('#', '//')
 
 
@@ -34,154 +33,21 @@ class FlagError(TowersError):
     """A flag's value is malformed, a flag is unknown, or a flag file cannot be read."""
 
 
-def _int_at_least(text, minimum):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('expected a whole number, got %r' % text)
-    if value < minimum:
-        raise argparse.ArgumentTypeError('expected a number >= %d, got %d' % (minimum, value))
-    return value
-
-
-def positive_int(text):
-    """Flag type: an integer >= 1."""
-    return _int_at_least(text, 1)
-
-
-def non_negative_int(text):
-    """Flag type: an integer >= 0."""
-    return _int_at_least(text, 0)
-
-
-def positive_int_list(text):
-    """Flag type: comma-separated integers >= 1, e.g. '1,2,4', in the order given."""
-    values = [_int_at_least(item.strip(), 1) for item in text.split(',') if item.strip()]
-    if not values:
-        raise argparse.ArgumentTypeError('expected comma-separated numbers >= 1, got %r' % text)
-    return values
-
-
-def _float(text):
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError('expected a number, got %r' % text)
-
-
-def positive_float(text):
-    """Flag type: a number > 0."""
-    value = _float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError('expected a number > 0, got %s' % text)
-    return value
-
-
-def fraction(text):
-    """Flag type: a number strictly between 0 and 1."""
-    value = _float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError('expected a fraction between 0 and 1, got %s' % text)
-    return value
-
-
-def non_negative_float(text):
-    """Flag type: a number >= 0."""
-    value = _float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError('expected a number >= 0, got %s' % text)
-    return value
-
-
-def boolean(text):
-    """Flag type: true/false as absl reads them (true, t, 1 / false, f, 0; any case), yes/no."""
-    value = text.lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise argparse.ArgumentTypeError('expected true or false, got %r' % text)
-
-
-def host_list(text):
-    """Flag type: comma-separated host:port entries, e.g. 'ps0:2222,ps1:2222'."""
-    hosts = [h.strip() for h in text.split(',') if h.strip()]
-    bad = [h for h in hosts if not _HOST_PORT.match(h)]
-    if bad:
-        raise argparse.ArgumentTypeError('expected comma-separated host:port entries, got %s'
-                                         % ', '.join(repr(h) for h in bad))
-    return hosts
-
-
-def _nearest_existing(path):
-    """`path` itself, or its nearest ancestor that exists."""
-    path = os.path.abspath(path)
-    while not os.path.lexists(path):
-        path = os.path.dirname(path)
-    return path
-
-
-def _existing_dir(text, access, what):
-    if not os.path.isdir(text):
-        raise argparse.ArgumentTypeError('expected a directory, but %s is a file' % text)
-    if not os.access(text, access | os.X_OK):
-        raise argparse.ArgumentTypeError('expected a directory it can %s, but %s is not %sable'
-                                         % (what, text, what))
-    return text
-
-
-def _creatable_dir(text):
-    parent = _nearest_existing(text)
-    if not os.path.isdir(parent):
-        raise argparse.ArgumentTypeError('expected a directory, but %s is a file' % parent)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError('cannot create the directory %s: %s is not writable'
-                                         % (text, parent))
-    return text
-
-
-def output_dir(text):
-    """Flag type: a directory to write to: an existing writable one, or one that can be made."""
-    if os.path.exists(text):
-        return _existing_dir(text, os.W_OK, 'write')
-    return _creatable_dir(text)
-
-
-def input_dir(text):
-    """Flag type: an existing directory to read."""
-    if not os.path.exists(text):
-        raise argparse.ArgumentTypeError('expected an existing directory, but %s does not '
-                                         'exist' % text)
-    return _existing_dir(text, os.R_OK, 'read')
-
-
-def data_dir(text):
-    """Flag type: a directory of data to read, or one that can be made to generate data in."""
-    if os.path.exists(text):
-        return _existing_dir(text, os.R_OK, 'read')
-    return _creatable_dir(text)
-
-
-def checkpoint_prefix(text):
-    """Flag type: a checkpoint prefix, e.g. '/tmp/train/model.ckpt-1000' (its `.index` exists)."""
-    if os.path.isdir(text):
-        raise argparse.ArgumentTypeError('expected a checkpoint prefix such as %s, but %s is a '
-                                         'directory' % (os.path.join(text, 'model.ckpt-<step>'),
-                                                        text))
-    if not os.path.isfile(text + '.index'):
-        raise argparse.ArgumentTypeError('expected a checkpoint prefix, but there is no %s.index'
-                                         % text)
-    return text
-
-
 class FlagParser(argparse.ArgumentParser):
     """An `ArgumentParser` with absl's flag syntax.
 
     On top of argparse it reads `--flagfile=FILE` (one flag per line, `#` and `//` comments,
     nested flag files), takes `-name=value` for `--name=value`, gives booleans made with
-    `add_boolean` the forms `--name`, `--name=true|false` and `--noname`, and reports every
-    error as a `FlagError` instead of printing usage and exiting with status 2.
+    `add_boolean` the forms `--name`, `--name=true|false` and `--noname`, refuses
+    abbreviations (`--num_gpu` is not `--num_gpus`), as absl does, and reports every error as
+    a `FlagError` instead of printing usage and exiting with status 2. The namespace it
+    returns also holds `flag_lines`: every flag with its value, one `--name=value` a line, a
+    flag file that gives the same values again (`--flagfile`).
     """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault('allow_abbrev', False)
+        super().__init__(*args, **kwargs)
 
     def add_boolean(self, name, default, help, group=None):
         """Adds the boolean flag `--name` (also `--name=VALUE` and `--noname`).
@@ -201,7 +67,25 @@ class FlagParser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         if args is None:
             raise FlagError('FlagParser.parse_args needs the argument list')
-        return super().parse_args(self._absl_argv(list(args), set()), namespace)
+        parsed = super().parse_args(self._absl_argv(list(args), set()), namespace)
+        parsed.flag_lines = self._flag_lines(parsed)
+        return parsed
+
+    def _flag_lines(self, parsed):
+        """'--name=value' for each flag of `parsed` that has a value, in the parser's order."""
+        lines = []
+        for action in self._actions:
+            names = [name for name in action.option_strings if name.startswith('--')]
+            value = getattr(parsed, action.dest, None)
+            if not names or action.help == argparse.SUPPRESS or value is None or isinstance(
+                    action, argparse._HelpAction):
+                continue
+            if isinstance(value, bool):
+                value = 'true' if value else 'false'
+            elif isinstance(value, (list, tuple)):
+                value = ','.join(map(str, value))
+            lines.append('%s=%s' % (names[0], value))
+        return lines
 
     def error(self, message):
         raise FlagError(message)
@@ -363,10 +247,11 @@ def add_training_flags(parser, cluster=True, use_fp16=True, save_checkpoint_step
 
 def fit_options(args):
     """The `towers.fit` arguments of `add_training_flags`' mode, checkpoint, validation, seed
-    and determinism flags: `towers.fit(..., **flags.fit_options(args))`."""
+    and determinism flags, and the flags to record in the training folder:
+    `towers.fit(..., **flags.fit_options(args))`."""
     return dict(checkpoint_options(args), mode=mode_from_flags(args),
                 eval_every_steps=args.eval_every_steps, seed=args.seed,
-                deterministic=args.deterministic)
+                deterministic=args.deterministic, flag_lines=getattr(args, 'flag_lines', None))
 
 
 def add_cluster_flags(parser):

@@ -20,11 +20,13 @@ runs the training loop:
 import collections
 import contextlib
 import logging
+import os
 
 from towers import replication
 from towers.cluster.roles import SingleProcess
 from towers.compat import tf
 from towers.errors import TowersError
+from towers.files import write_file_atomically
 from towers.replication.tower import TOTAL
 from towers.training import determinism
 from towers.training import loop as training_loop
@@ -249,7 +251,7 @@ def _summary_op(recipe_summaries, replicated, learning_rate):
 
 def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
         objective=None, mode=None, eval_every_steps=None, validation_input=None, seed=None,
-        deterministic=False, **loop_options):
+        deterministic=False, flag_lines=None, **loop_options):
     """Assembles `recipe` in a new graph and trains it with `towers.train` to `max_steps`.
 
     Args:
@@ -270,6 +272,9 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
         determinism while it runs, the seed `seed` (0 by default), and the input's position
         in every checkpoint, so that a resumed run ends as an uninterrupted one. Refused in
         a cluster.
+      flag_lines: the run's flags, one '--name=value' a line (`towers.flags.FlagParser`): the
+        chief writes them to `train_dir/flags.txt`, a flag file that reruns the training
+        (`--flagfile=train_dir/flags.txt`). None: nothing is written.
       **loop_options: further arguments of `towers.train` (intervals, printer, ...).
 
     Returns:
@@ -292,6 +297,8 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
     replication.check(mode or replication.Mode(), recipe,
                       in_cluster=not isinstance(role, SingleProcess), deterministic=deterministic)
     seed = determinism.graph_seed(seed, deterministic, role.task_index)
+    if flag_lines is not None and role.is_chief:
+        write_flag_file(train_dir, flag_lines)
     with determinism.op_determinism(deterministic), tf.Graph().as_default():
         if seed is not None:
             tf.set_random_seed(seed)
@@ -305,3 +312,20 @@ def fit(recipe, input_fn, setup, role, train_dir, max_steps, examples_per_step,
             config=setup.config, summary_op=training.summary_op, master=role.master,
             is_chief=role.is_chief, hooks=role.hooks, initial_values=recipe.initial_values(),
             save_input_position=deterministic, **loop_options)
+
+
+FLAGS_FILE = 'flags.txt'
+
+
+def write_flag_file(train_dir, flag_lines):
+    """Writes `flag_lines` to `train_dir/flags.txt` (atomically), under a comment saying how to
+    rerun with them."""
+    tf.gfile.MakeDirs(train_dir)
+    path = os.path.join(train_dir, FLAGS_FILE)
+    text = '\n'.join(['# The flags of the run that trains this folder; rerun it with',
+                      '# --flagfile=%s' % path] + list(flag_lines)) + '\n'
+
+    def write(temporary):
+        with open(temporary, 'w') as f:
+            f.write(text)
+    write_file_atomically(path, write)
