@@ -48,6 +48,9 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(
     train_dir, result = trained
     assert result.returncode == 0, result.stderr
     assert [int(step) for step in LOG_LINE.findall(result.stdout)] == [0, 10]
+    progress = re.findall(r'^progress: (\d+/20) steps \(\d+%\), [\d.]+ steps/sec, '
+                          r'\d+:\d\d:\d\d left$', result.stdout, re.MULTILINE)
+    assert progress == ['11/20', '20/20'], result.stdout
     assert '2 towers on 2 virtual CPU devices' in result.stderr
     assert 'using the GENERATED CIFAR-10-format data set' in result.stderr
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-20.index'))

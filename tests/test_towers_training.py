@@ -42,7 +42,9 @@ def build_model(nan_from_step=None):
     return replicated.train_op(global_step=global_step), loss, global_step
 
 
-def run_training(train_dir, max_steps, nan_from_step=None, hooks=(), **kwargs):
+def run_training(train_dir, max_steps, nan_from_step=None, hooks=(), progress=None, **kwargs):
+    """Trains to `max_steps`; returns the result and the tutorial's lines printed (the
+    progress lines go to the list `progress`, when given)."""
     lines = []
     with tf.Graph().as_default():
         train_op, loss, global_step = build_model(nan_from_step)
@@ -51,7 +53,9 @@ def run_training(train_dir, max_steps, nan_from_step=None, hooks=(), **kwargs):
                               config=tf.ConfigProto(device_count={'CPU': NUM_TOWERS}),
                               hooks=hooks, printer=lambda line, flush: lines.append(line),
                               **kwargs)
-    return result, lines
+    if progress is not None:
+        progress.extend(line for line in lines if line.startswith('progress: '))
+    return result, [line for line in lines if not line.startswith('progress: ')]
 
 
 def checkpoint_steps(train_dir):
@@ -65,9 +69,11 @@ def saved_value(train_dir, step, name):
 
 
 def test_runs_to_max_steps_and_logs_the_tutorial_line_every_ten_steps(tmp_path):
-    result, lines = run_training(tmp_path, 25)
+    progress = []
+    result, lines = run_training(tmp_path, 25, progress=progress)
     assert result.steps_done == 25 and not result.interrupted
     assert [int(re.search(r'step (\d+),', l).group(1)) for l in lines] == [0, 10, 20]
+    assert [line.split()[1] for line in progress] == ['11/25', '21/25', '25/25']
     pattern = (r'^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: step \d+, loss = \d+\.\d\d '
                r'\(\d+\.\d examples/sec; \d+\.\d{3} sec/batch\)$')
     assert all(re.match(pattern, line) for line in lines), lines

@@ -17,6 +17,7 @@ from towers.training import checkpoints
 from towers.training import determinism
 from towers.training import preemption
 from towers.training import hooks as hooks_lib
+from towers.training import progress
 from towers.training import validation as validation_lib
 from towers.compat import tf
 from towers.files import write_json
@@ -69,7 +70,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         that TensorBoard overlays the runs' equal tags (one run per model side by side).
       saver: the `tf.train.Saver` of checkpoints; by default one of all global variables
         (and with `save_input_position`, of the input's position) that keeps the 5 newest.
-      log_every_n_steps, save_summaries_steps: intervals in steps; log_every_n_steps None:
+      log_every_n_steps, save_summaries_steps: intervals in steps (the tutorial's line, then
+        `towers.training.progress`'s, with the step out of `max_steps` and the time left, and
+        the step rate as summaries); log_every_n_steps None:
         no tutorial line (a caller that logs its own, as the Estimator does).
       save_checkpoint_secs, save_checkpoint_steps: a checkpoint is written after the first
         step that ends this long after the last one, or at each multiple of this many steps,
@@ -132,6 +135,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
     if log_every_n_steps:
         all_hooks.append(hooks_lib.LoggingHook(steps_done, loss, timer, num_towers,
                                                log_every_n_steps, printer))
+
     scaffold = tf.train.Scaffold(
         saver=saver, summary_op=summary_runs.get(''),
         init_feed_dict={variable.initial_value: value
@@ -155,6 +159,11 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
         if validation is not None:
             all_hooks.append(validation_lib.ValidationHook(steps_done, validation, max_steps,
                                                            train_dir, printer))
+    if log_every_n_steps:
+        # After the tutorial's line and the validation line of the same step.
+        all_hooks.append(progress.ProgressHook(
+            steps_done, max_steps, examples_per_step, log_every_n_steps, printer,
+            tf.summary.FileWriterCache.get(train_dir) if is_chief else None))
     all_hooks.extend(hooks)
     all_hooks.extend(make(steps_done) for make in step_hooks)
 
