@@ -24,6 +24,7 @@ import weakref
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy import devices as legacy_devices
+from towers.legacy.contrib.wrapping import WrappingOptimizer
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.replication.captured import build_self_training_towers
@@ -33,7 +34,7 @@ from towers.replication.tower import split_batch
 _WRAPPED = weakref.WeakSet()
 
 
-class TowerOptimizer(tf.train.Optimizer):
+class TowerOptimizer(WrappingOptimizer):
     """An optimizer of a `model_fn` under `replicate_model_fn`; without it, the optimizer it
     wraps, unchanged.
 
@@ -49,28 +50,14 @@ class TowerOptimizer(tf.train.Optimizer):
         if not isinstance(optimizer, tf.train.Optimizer):
             raise EstimatorError('TowerOptimizer wraps a tf.train.Optimizer (or a function '
                                  'returning one), got %s' % type(optimizer).__name__)
-        super().__init__(use_locking=False, name='TowerOptimizer')
-        self._optimizer = optimizer
-
-    def compute_gradients(self, *args, **kwargs):
-        return self._optimizer.compute_gradients(*args, **kwargs)
+        super().__init__(optimizer, 'TowerOptimizer')
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        _WRAPPED.add(self._optimizer)
-        return self._optimizer.apply_gradients(grads_and_vars, global_step=global_step,
-                                               name=name)
-
-    def get_slot(self, *args, **kwargs):
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._optimizer.get_slot_names(*args, **kwargs)
+        _WRAPPED.add(self._opt)
+        return super().apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def get_name(self):
-        return self._optimizer.get_name()
-
-    def variables(self):
-        return self._optimizer.variables()
+        return self._opt.get_name()
 
 
 def _local_devices():

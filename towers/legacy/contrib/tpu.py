@@ -26,6 +26,7 @@ from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, ModeKeys
 from towers.legacy.contrib.tpu_config import (InputPipelineConfig, RunConfig, TPUConfig,
                                               parse_iterations_per_loop)
 from towers.legacy.contrib.tpu_spec import TPUEstimatorSpec
+from towers.legacy.contrib.wrapping import WrappingOptimizer
 from towers.legacy.modules import LegacyError
 
 BATCH_SIZE_KEY = 'batch_size'
@@ -210,7 +211,7 @@ def _returning_estimator_spec(model_fn):
     return model_fn_returning_estimator_spec
 
 
-class CrossShardOptimizer(tf.train.Optimizer):
+class CrossShardOptimizer(WrappingOptimizer):
     """TF 1.15's `tf.contrib.tpu.CrossShardOptimizer` off a TPU: one shard, so the wrapped
     optimizer's gradients and updates unchanged (the mean over one shard is its value).
 
@@ -223,25 +224,9 @@ class CrossShardOptimizer(tf.train.Optimizer):
         if reduction not in (tf.losses.Reduction.MEAN, tf.losses.Reduction.SUM):
             raise EstimatorError('CrossShardOptimizer reduction must be tf.losses.Reduction.MEAN '
                                  'or SUM, got %r' % (reduction,))
-        super().__init__(False, name)
-        self._opt = opt
+        super().__init__(opt, name)
         self._reduction = reduction
         self._group_assignment = group_assignment
-
-    def compute_gradients(self, loss, var_list=None, **kwargs):
-        return self._opt.compute_gradients(loss, var_list=var_list, **kwargs)
-
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        return self._opt.apply_gradients(grads_and_vars, global_step, name)
-
-    def get_slot(self, *args, **kwargs):
-        return self._opt.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._opt.get_slot_names(*args, **kwargs)
-
-    def variables(self):
-        return self._opt.variables()
 
 
 class TPUClusterResolver:
