@@ -6,7 +6,8 @@
 Restores the newest checkpoint of --train_dir (or --checkpoint_path) into the Keras model of
 `scripts/train_fashion_mnist.py`, classifies the 10000 (generated set: 1000) test images of
 --data_dir on one device and writes to --out_dir: results.json (`accuracy`, a fraction; each
-class's accuracy; the confusion matrix, row = true class) and confusion_matrix.png.
+class's accuracy; the confusion matrix, row = true class) and confusion_matrix.png, and the
+accuracies and the matrix's image to TensorBoard there, at the checkpoint's step.
 """
 import os
 
@@ -47,6 +48,8 @@ def main(argv):
         reader.CLASS_NAMES, 'Fashion-MNIST test split, %s: accuracy %.3f'
         % (os.path.basename(checkpoint), results['accuracy']))
     reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
+    evaluation.write_events(args.out_dir, checkpoint, results, images={
+        'confusion_matrix': os.path.join(args.out_dir, 'confusion_matrix.png')})
     print('%s: accuracy %.4f on %d test images' % (os.path.basename(checkpoint),
                                                    results['accuracy'], len(test.labels)))
     return 0

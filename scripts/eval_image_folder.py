@@ -56,6 +56,8 @@ def main(argv):
         os.path.join(args.out_dir, 'confusion_matrix.png'), results['confusion_matrix'],
         classes, '%s split, %s: accuracy %.3f' % (args.split, os.path.basename(checkpoint),
                                                   results['accuracy']))
+    evaluation.write_events(args.out_dir, checkpoint, results, images={
+        'confusion_matrix': os.path.join(args.out_dir, 'confusion_matrix.png')})
     print('%s: accuracy %.4f on %d %s images; %s'
           % (os.path.basename(checkpoint), results['accuracy'], results['num_examples'],
              args.split, ', '.join('%s %.3f (%d)' % (name, figures['accuracy'],

@@ -80,6 +80,7 @@ def main(argv):
                    global_step=int(tf.train.load_variable(checkpoint, 'global_step')),
                    statistics=statistics.description)
     reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
+    evaluation.write_events(args.out_dir, checkpoint, results)
     print('%s at step %d, %d images, batch norm with %s: centre crop top-1 %.3f, top-5 %.3f%s'
           % (net.scope, results['global_step'], results['num_examples'],
              statistics.description, results['top1'], results['top5'],

@@ -83,6 +83,12 @@ def main(argv):
                            'SegDecNet, %s split (%s): AP %.3f'
                            % (args.split, args.subset, results['average_precision']))
     reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
+    evaluation.write_events(
+        args.out_dir, checkpoint, results,
+        images=dict([('charts/pr_curve', os.path.join(args.out_dir, 'pr_curve.png'))] + [
+            ('panels/' + name, os.path.join(panels_dir, name.replace('/', '_') + '.png'))
+            for name in data.names]),
+        pr_curves={'pr_curve': (data.labels, scores)})
     print('%s: AP %.4f, %d false positives and %d false negatives at the best-F threshold '
           '%.3f, accuracy %.3f at 0.5 (%d images, %d defective)'
           % (os.path.basename(checkpoint), results['average_precision'],

@@ -90,11 +90,15 @@ def main(argv):
     reports.write_text(os.path.join(out_dir, 'comparison.md'), table)
     write_curves(os.path.join(out_dir, 'loss_curves.png'), evaluation.train_dir_from_flags(args),
                  names)
+    panels = {}
     for index in range(min(args.num_panels, len(data.names))):
+        panels['panels/' + data.names[index]] = os.path.join(out_dir, 'panels',
+                                                             data.names[index] + '.png')
         reports.write_panel(
-            os.path.join(out_dir, 'panels', data.names[index] + '.png'),
+            panels['panels/' + data.names[index]],
             [data.images[index], data.masks[index]] + [masks[name][index] for name in names],
             '%s: image | truth | %s' % (data.names[index], ' | '.join(names)))
+    evaluation.write_events(out_dir, checkpoint, results, images=panels)
     print('%s on %d test images of %s (%dx%d):\n%s'
           % (os.path.basename(checkpoint), len(data.names), data_dir, args.image_size,
              args.image_size, table))

@@ -97,3 +97,22 @@ def train_program(train_dir, max_steps, *flags):
     its exit status."""
     return cluster_train_program.main(['--train_dir', str(train_dir), '--max_steps',
                                        str(max_steps), '--num_gpus', '1'] + list(flags))
+
+
+def evaluation_events(out_dir):
+    """What an evaluation wrote to TensorBoard in `out_dir`: {tag: (step, value)}, the value a
+    scalar's number, 'image' for an image, 'pr_curve' for a PR-curve summary."""
+    found = {}
+    for name in os.listdir(out_dir):
+        if not name.startswith('events.out.tfevents'):
+            continue
+        for event in tf.train.summary_iterator(os.path.join(out_dir, name)):
+            for value in event.summary.value:
+                kind = value.WhichOneof('value')
+                if kind == 'simple_value':
+                    found[value.tag] = (event.step, value.simple_value)
+                elif kind == 'image':
+                    found[value.tag] = (event.step, 'image')
+                elif value.metadata.plugin_data.plugin_name == 'pr_curves':
+                    found[value.tag] = (event.step, 'pr_curve')
+    return found

@@ -8,8 +8,8 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.fashion_mnist import reader
-from script_runs import (DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, run_in_process,
-                         run_script, skipped_line)
+from script_runs import (DETERMINISTIC, LOG_LINE, copy_with_damaged_newest, evaluation_events,
+                         run_in_process, run_script, skipped_line)
 
 
 def train(data_dir, train_dir, *flags, run=run_script):
@@ -75,6 +75,9 @@ def test_evaluation_writes_accuracy_and_a_confusion_matrix(trained, tmp_path):
     assert np.sum(results['confusion_matrix']) == 1000
     assert (out_dir / 'confusion_matrix.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert re.search(r'model\.ckpt-11: accuracy [01]\.\d{4} on 1000 test images', result.stdout)
+    events = evaluation_events(str(out_dir))
+    assert events['accuracy'] == (11, pytest.approx(results['accuracy']))
+    assert events['confusion_matrix'] == (11, 'image')
 
 
 def test_epochs_of_real_unpacked_files_make_the_steps(tmp_path):

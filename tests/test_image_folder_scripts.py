@@ -8,8 +8,8 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.image_folder import synthetic
-from script_runs import (DETERMINISTIC, copy_with_damaged_newest, run_in_process, run_script,
-                         skipped_line)
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, evaluation_events,
+                         run_in_process, run_script, skipped_line)
 
 LABELS = ['NORMAL', 'CNV', 'DME', 'DRUSEN']
 # The flags of the module's training run, deterministic.
@@ -70,6 +70,10 @@ def test_evaluation_writes_accuracy_overall_and_per_class_and_a_confusion_matrix
     assert os.path.getsize(str(tmp_path / 'confusion_matrix.png')) > 0
     assert 'model.ckpt-2: accuracy %.4f on 8 test images; NORMAL' % results['accuracy'] in (
         result.stdout)
+    events = evaluation_events(str(tmp_path))
+    assert events['accuracy'] == (2, pytest.approx(results['accuracy']))
+    assert events['per_class/NORMAL/accuracy'][0] == 2
+    assert events['confusion_matrix'] == (2, 'image')
 
 
 def test_training_with_an_empty_class_folder_is_one_error_line_naming_it(tmp_path):

@@ -10,8 +10,8 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.imagenet import sources, synthetic
-from script_runs import (DETERMINISTIC, copy_with_damaged_newest, run_in_process, run_script,
-                         skipped_line)
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, evaluation_events,
+                         run_in_process, run_script, skipped_line)
 from towers.compat import tf
 
 LOG_LINE = re.compile(r'^\S+ \S+: step (\d+), loss = \d+\.\d\d ', re.MULTILINE)
@@ -106,8 +106,10 @@ def test_evaluation_writes_top1_and_top5_of_centre_crop_and_10_crop(trained, dat
     assert results['statistics'] == 'precise (2 training batches)'
     # 2 batches of the training's batch per tower (4, resumed on one tower)
     assert 'precise batch-norm statistics from 2 training batches of 4 example(s)' in result.stderr
+    events = evaluation_events(out_dir)
     for key in ('top1', 'top5', 'top1_10crop', 'top5_10crop'):
         assert 0 <= results[key] <= 1
+        assert events[key] == (4, pytest.approx(results[key]))
         assert results[key] * len(synthetic.CLASSES) == round(results[key]
                                                                 * len(synthetic.CLASSES))
     assert results['top5'] >= results['top1']

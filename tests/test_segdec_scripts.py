@@ -11,7 +11,8 @@ import pytest
 from checkpoint_bytes import differing
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.segdec import regression as segdec_regression
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_in_process, skipped_line
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, evaluation_events,
+                         run_in_process, skipped_line)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, 'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
@@ -118,6 +119,10 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
     assert os.path.exists(os.path.join(out_dir, 'pr_curve.png'))
     assert sorted(os.listdir(os.path.join(out_dir, 'panels')))[:2] == [
         'kos04_Part0.png', 'kos04_Part1.png']
+    events = evaluation_events(out_dir)
+    assert events['average_precision'] == (5, pytest.approx(results['average_precision']))
+    assert events['pr_curve/pr_curves'] == (5, 'pr_curve')
+    assert events['charts/pr_curve'] == events['panels/kos04/Part0'] == (5, 'image')
 
     good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
     skipping = _script('eval_segdec.py', '--train_dir', str(tmp_path / 'damaged'), '--data_dir',

@@ -10,7 +10,8 @@ from PIL import Image
 
 from checkpoint_bytes import differing
 from models.datasets.segmentation_folder import synthetic
-from script_runs import DETERMINISTIC, copy_with_damaged_newest, run_in_process, skipped_line
+from script_runs import (DETERMINISTIC, copy_with_damaged_newest, evaluation_events,
+                         run_in_process, skipped_line)
 from towers.compat import tf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,7 +47,9 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     data_dir, train_dir, result = trained
     out_dir = str(tmp_path / 'eval')
     assert result.returncode == 0, result.stdout + result.stderr
-    progress = result.stdout.strip().split('\n')
+    lines = result.stdout.strip().split('\n')
+    progress = [line for line in lines if not line.startswith('progress: ')]
+    assert lines[-1].startswith('progress: 2/2 steps (100%)')
     assert len(progress) == 4 and re.search(
         r'step 1, loss linknet = \d\.\d{4}, fpn = \d\.\d{4} \(', progress[2])
     assert re.search(r'step 2, validation iou linknet = \d\.\d{4}, fpn = \d\.\d{4} '
@@ -76,6 +79,10 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     assert os.path.getsize(os.path.join(out_dir, 'loss_curves.png')) > 0
     assert sorted(os.listdir(os.path.join(out_dir, 'panels'))) == ['test_0000.png',
                                                                    'test_0001.png']
+    events = evaluation_events(out_dir)
+    for name in MODELS:
+        assert events['%s/iou' % name] == (2, pytest.approx(results[name]['iou']))
+    assert events['panels/test_0000'] == (2, 'image')
 
     good, damaged = copy_with_damaged_newest(train_dir, str(tmp_path / 'damaged'))
     skipping = _script('eval_side_by_side.py', '--train_dir', str(tmp_path / 'damaged'),
