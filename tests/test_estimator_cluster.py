@@ -91,3 +91,15 @@ def test_a_cluster_trains_evaluates_and_survives_a_killed_worker_by_resuming(tmp
                for name in os.listdir(os.path.join(model_dir, 'eval')))
     assert re.search(r'\[ps0\] .*ps 0: all 3 worker\(s\) finished', output)
     assert re.search(r'\[worker0\] .*on 2 tower\(s\)', output)
+
+
+def test_collective_all_reduce_workers_train_in_step_through_the_parameter_servers(tmp_path):
+    model_dir = str(tmp_path / 'model')
+    cluster = launch(model_dir, 30, workers=2, evaluators=0, strategy='collective_all_reduce')
+    output = cluster.communicate(timeout=TEST_SECS)[0]
+    assert cluster.returncode == 0, output[-3000:]
+    assert re.search(r'\[worker1\] .*worker 1 of 2 at \S+ \(not chief\), 1 parameter '
+                     r'server\(s\), synchronous updates', output)
+    # Synchronous: one global step per step of both workers, none past max_steps.
+    assert newest_step(model_dir) == 30
+    assert re.search(r'\[worker0\] .*on 2 tower\(s\)', output)

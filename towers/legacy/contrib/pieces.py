@@ -164,10 +164,9 @@ PIECES = {
     'cudnn_rnn': _missing('tf.keras.layers.LSTM and GRU, which use cuDNN'),
     'distribute': Piece('`MirroredStrategy` (`num_gpus`, `devices`) and `OneDeviceStrategy` for '
                         "`RunConfig(train_distribute=..., eval_distribute=...)`: the model_fn once "
-                        "per device on the towers; `ParameterServerStrategy` "
-                        '(`num_gpus_per_worker`) for `train_and_evaluate` with `TF_CONFIG` '
-                        '(`CollectiveAllReduceStrategy` on one machine only); '
-                        '`AllReduceCrossDeviceOps`, '
+                        "per device on the towers; `ParameterServerStrategy` and "
+                        '`CollectiveAllReduceStrategy` (`num_gpus_per_worker`) for '
+                        '`train_and_evaluate` with `TF_CONFIG`; `AllReduceCrossDeviceOps`, '
                         '`ReductionToOneDevice` and their TF 1.12 `CrossTowerOps` names',
                         _distribute, 'tf.distribute'),
     'distributions': _missing('TensorFlow Probability (tfp.distributions)'),

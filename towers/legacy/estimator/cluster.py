@@ -15,8 +15,11 @@ on this project's cluster roles (`towers.cluster.roles`).
   the variables and writes the checkpoints and summaries. Neither evaluates. With
   `RunConfig(train_distribute=ParameterServerStrategy(num_gpus_per_worker=N))` each worker
   runs a replica of the `model_fn` on each of its N devices (`replicas`: one update of their
-  mean gradients, workers asynchronous). `CollectiveAllReduceStrategy` (synchronous workers)
-  is not provided in a cluster: one line says so.
+  mean gradients, workers asynchronous); with `CollectiveAllReduceStrategy(num_gpus_per_worker=
+  N)` the workers are synchronous too: every step applies the mean of every replica of every
+  worker, as TF 1.x's all-reduce did, here through the parameter servers
+  (`tf.train.SyncReplicasOptimizer`, towers' synchronous cluster), which the cluster must
+  therefore list.
 - `evaluator`: joins no server; after `EvalSpec.start_delay_secs` it evaluates each new
   checkpoint the chief writes into `model_dir` (at most one per `throttle_secs`) and runs the
   exporters, and exits once it has evaluated a checkpoint at `max_steps`.
@@ -35,7 +38,6 @@ import time
 from towers.cluster import tf_config
 from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, Worker
 from towers.compat import tf
-from towers.devices import assign_to_device
 from towers.errors import TowersError
 from towers.legacy.estimator import distribute
 from towers.legacy.estimator.spec import EstimatorError
@@ -77,7 +79,10 @@ def worker_placement(role, setup, session_config, replicated):
     merged = tf.ConfigProto()
     merged.CopyFrom(session_config)
     merged.MergeFrom(setup.config)
-    return Placement(role.master, role.is_chief, assign_to_device(role.device, setup.ps_device),
+    # The graph is built under `setup.ps_device` (replica_device_setter's merge): an op with
+    # its own `tf.device` keeps it (a SyncReplicasOptimizer's accumulators and token queue on
+    # the parameter server, the replicas on their devices).
+    return Placement(role.master, role.is_chief, setup.ps_device,
                      merged, lambda: list(role.hooks),
                      list(setup.tower_devices) if replicated else None, setup.ps_device,
                      role.wrap_optimizer if replicated else None)
@@ -104,12 +109,12 @@ def run(estimator, train_spec, eval_spec, evaluate_newest):
     if config.task_type == EVALUATOR:
         return _evaluate_continuously(train_spec, eval_spec, evaluate_newest)
     strategy = config.train_distribute
-    if strategy is not None and not isinstance(strategy, distribute.ParameterServerStrategy):
+    if strategy is not None and not isinstance(strategy, distribute.BetweenGraphStrategy):
         raise EstimatorError(
             'RunConfig train_distribute=%s in a TF_CONFIG cluster is not provided by '
-            'towers-legacy: train the cluster with '
-            'tf.contrib.distribute.ParameterServerStrategy(num_gpus_per_worker=N) or with no '
-            'strategy' % type(strategy).__name__)
+            'towers-legacy: train the cluster with tf.contrib.distribute.'
+            'ParameterServerStrategy or CollectiveAllReduceStrategy (num_gpus_per_worker=N), '
+            'or with no strategy' % type(strategy).__name__)
     try:
         cluster = tf_config.cluster_flags(os.environ.get(tf_config.VARIABLE, ''))
     except TowersError as err:
@@ -122,7 +127,8 @@ def run(estimator, train_spec, eval_spec, evaluate_newest):
             if status:
                 raise SystemExit(status)
             return None, []
-        role = Worker(spec, cluster['task_index'], sync=False)
+        role = Worker(spec, cluster['task_index'],
+                      sync=isinstance(strategy, distribute.CollectiveAllReduceStrategy))
         setup = role.configure_devices(strategy.num_gpus_per_worker if strategy else 1)
         with role.watch_parameter_servers(PS_TIMEOUT_SECS):
             try:

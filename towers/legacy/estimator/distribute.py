@@ -133,8 +133,8 @@ class ParameterServerStrategy(BetweenGraphStrategy):
 
 class CollectiveAllReduceStrategy(BetweenGraphStrategy):
     """TF 1.13-1.14's `tf.contrib.distribute.CollectiveAllReduceStrategy(num_gpus_per_worker=0,
-    communication=AUTO)`: every replica of every worker synchronous. On one machine, its
-    replicas; in a `TF_CONFIG` cluster it is refused (`cluster`)."""
+    communication=AUTO)`: every replica of every worker synchronous, each step the mean of all
+    their gradients (in a cluster through the parameter servers: see `cluster`)."""
 
     def __init__(self, num_gpus_per_worker=0, communication=None):
         super().__init__(num_gpus_per_worker)
