@@ -2,6 +2,7 @@
 `tf.estimator` runs unchanged, resumes after SIGTERM, and stops with one `error:` line on what
 the Estimator cannot use."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -97,3 +98,23 @@ def test_what_an_estimator_cannot_use_is_one_error_line(tmp_path, fault, line, e
     assert errors[0].startswith('error: %s:%d: ' % (script, line)), errors
     assert expected in errors[0]
     assert not (model_dir.is_dir() and os.listdir(model_dir))
+
+
+def test_a_replicate_model_fn_program_trains_towers_on_its_gpus_evaluates_and_predicts(
+        tmp_path):
+    model_dir = str(tmp_path / 'model')
+    program = os.path.join(REPO, 'tests', 'data', 'legacy', 'replicate_program.py')
+    result = subprocess.run(COMMAND + ['--legacy_devices', '2', program, '--model_dir',
+                                       model_dir], cwd=REPO, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert 'towers on 2 GPU(s): /device:GPU:0, /device:GPU:1' in result.stdout
+    evaluation = re.search(r'evaluation: accuracy (\S+) loss \S+ global_step 60; predicted '
+                           r'(\d+) of 16 right', result.stdout)
+    assert evaluation and float(evaluation.group(1)) > 0.8 and int(evaluation.group(2)) >= 14
+    with open(os.path.join(model_dir, 'graph.pbtxt')) as f:
+        graph = f.read()
+    # The second tower's ops on the second device, its variables shared with the first's.
+    assert re.search(r'name: "tower_1/hidden/MatMul"\n\s+op: "MatMul"[^}]*device: '
+                     r'"/device:CPU:1"', graph)
+    assert 'name: "tower_1/hidden/kernel"' not in graph
