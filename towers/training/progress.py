@@ -65,8 +65,14 @@ class ProgressHook(StepHook):
             total, share, left = '%d' % done, '', ''
         self._print(PROGRESS_FORMAT % (total, share, rate, left), flush=True)
         if self._writer is not None:
-            values = [tf.Summary.Value(tag='global_step/sec', simple_value=rate)]
-            if self._examples:
-                values.append(tf.Summary.Value(tag='examples/sec',
-                                               simple_value=rate * self._examples))
-            self._writer.add_summary(tf.Summary(value=values), done)
+            self._writer.add_summary(rate_summary(rate, self._examples), done)
+
+
+def rate_summary(steps_per_sec, examples_per_step=None):
+    """The summaries 'global_step/sec' and, given `examples_per_step`, 'examples/sec' (TF
+    1.x's names) of a step rate."""
+    values = [tf.Summary.Value(tag='global_step/sec', simple_value=steps_per_sec)]
+    if examples_per_step:
+        values.append(tf.Summary.Value(tag='examples/sec',
+                                       simple_value=steps_per_sec * examples_per_step))
+    return tf.Summary(value=values)

@@ -15,6 +15,7 @@ from towers.compat import tf
 from towers.legacy.estimator import distribute
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 from towers.training import hooks as hooks_lib
+from towers.training import progress
 
 def arg_names(fn):
     """The names of the arguments `fn` takes (a function, a method, a callable object, a
@@ -231,14 +232,11 @@ class StepRateHook(hooks_lib.StepHook):
         if steps <= 0 or (self._every_n_steps is not None and steps < self._every_n_steps) or (
                 self._every_n_secs is not None and secs < self._every_n_secs):
             return
-        rates = {'global_step/sec': steps / max(secs, 1e-9)}
-        if self._batch_size is not None:
-            rates['examples/sec'] = rates['global_step/sec'] * self._batch_size
-        for tag, rate in rates.items():
-            tf.logging.info('%s: %g', tag, rate)
-            if self._writer is not None:
-                self._writer.add_summary(tf.Summary(value=[tf.Summary.Value(
-                    tag=tag, simple_value=rate)]), step)
+        summary = progress.rate_summary(steps / max(secs, 1e-9), self._batch_size)
+        for value in summary.value:
+            tf.logging.info('%s: %g', value.tag, value.simple_value)
+        if self._writer is not None:
+            self._writer.add_summary(summary, step)
         self._last = (step, now)
 
 
