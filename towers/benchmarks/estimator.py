@@ -23,7 +23,7 @@ import tempfile
 import numpy as np
 
 import towers
-from towers.benchmarks.measure import Ratio
+from towers.benchmarks.measure import rounds_ratio
 from towers.compat import tf
 from towers.legacy.estimator import Estimator, EstimatorSpec, RunConfig
 from towers.legacy.estimator.distribute import MirroredStrategy
@@ -111,9 +111,7 @@ def run(entry, batch_size, plan, work_dir, configure=towers.configure_devices, n
         if round_index:
             medians['estimator'].append(timing['median_step_sec'])
             medians['fit'].append(result.timing['median_step_sec'])
-    ratios = np.asarray(medians['fit']) / np.asarray(medians['estimator'])
-    low, median, high = np.percentile(ratios, [25, 50, 75])
-    return Ratio(float(median), float(low), float(high)), medians
+    return rounds_ratio(np.asarray(medians['fit']) / np.asarray(medians['estimator'])), medians
 
 
 def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
@@ -166,9 +164,7 @@ def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
             medians['estimator'].append(timing['median_step_sec'])
             medians['keras_fit'].append(
                 json.loads(fit.stdout.strip().splitlines()[-1])['median_step_sec'])
-    ratios = np.asarray(medians['keras_fit']) / np.asarray(medians['estimator'])
-    low, median, high = np.percentile(ratios, [25, 50, 75])
-    return Ratio(float(median), float(low), float(high)), medians
+    return rounds_ratio(np.asarray(medians['keras_fit']) / np.asarray(medians['estimator'])), medians
 
 
 def report(entry, batch_size, plan, num_devices):

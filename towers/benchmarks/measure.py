@@ -165,7 +165,12 @@ def paired_ratio(numerator, denominator, scale=1.0):
     Returns:
       A `Ratio`.
     """
-    ratios = scale * np.asarray(numerator.repeat_rates) / np.asarray(denominator.repeat_rates)
+    return rounds_ratio(
+        scale * np.asarray(numerator.repeat_rates) / np.asarray(denominator.repeat_rates))
+
+
+def rounds_ratio(ratios):
+    """The `Ratio` of the rounds' ratios: their median, between their quartiles."""
     low, median, high = np.percentile(ratios, [25, 50, 75])
     return Ratio(float(median), float(low), float(high))
 
