@@ -77,8 +77,8 @@ class FlagParser(argparse.ArgumentParser):
         for action in self._actions:
             names = [name for name in action.option_strings if name.startswith('--')]
             value = getattr(parsed, action.dest, None)
-            if not names or action.help == argparse.SUPPRESS or value is None or isinstance(
-                    action, argparse._HelpAction):
+            # --help and the hidden --no<name> forms have no value of their own.
+            if not names or action.help == argparse.SUPPRESS or value is None:
                 continue
             if isinstance(value, bool):
                 value = 'true' if value else 'false'

@@ -10,9 +10,9 @@ and through an `Estimator`. On one device the Estimator's `model_fn` builds the 
 `minimize`) under `RunConfig(train_distribute=MirroredStrategy(devices))`, each replica taking
 `batch_size` examples, against `towers.fit`'s N towers on the global batch of N times that.
 Both go through the one training loop; what differs is the Estimator's graph-per-call, its
-replicas' captured updates, its hooks and log lines. Each round trains `plan.steps_per_repeat` more steps
-each way, in turns (A B A B, both resuming their checkpoints), and compares the median step time
-of the loop's own step timer; the first round of each warms up untimed.
+replicas' captured updates, its hooks and log lines. Each round trains `plan.steps_per_repeat`
+more steps each way, in turns (A B A B, both resuming their checkpoints), and compares the
+median step time of the loop's own step timer; the first round of each warms up untimed.
 """
 import json
 import os
@@ -164,7 +164,8 @@ def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
             medians['estimator'].append(timing['median_step_sec'])
             medians['keras_fit'].append(
                 json.loads(fit.stdout.strip().splitlines()[-1])['median_step_sec'])
-    return rounds_ratio(np.asarray(medians['keras_fit']) / np.asarray(medians['estimator'])), medians
+    ratios = np.asarray(medians['keras_fit']) / np.asarray(medians['estimator'])
+    return rounds_ratio(ratios), medians
 
 
 def report(entry, batch_size, plan, num_devices):
