@@ -19,16 +19,9 @@ from PIL import Image
 from tensorboard.plugins.pr_curve import summary as pr_curve_summary
 
 from towers.compat import tf
+from towers.training import checkpoints
 
 PR_CURVE_THRESHOLDS = 201
-
-
-def checkpoint_step(checkpoint):
-    """The global step saved in `checkpoint`, or 0 when it holds none."""
-    try:
-        return int(tf.train.load_variable(checkpoint, tf.GraphKeys.GLOBAL_STEP))
-    except (tf.errors.OpError, ValueError):
-        return 0
 
 
 def write_events(directory, checkpoint, results, images=None, pr_curves=None):
@@ -55,7 +48,7 @@ def write_events(directory, checkpoint, results, images=None, pr_curves=None):
     for tag, (labels, scores) in (pr_curves or {}).items():
         summary.MergeFromString(_pr_curve(tag, labels, scores).SerializeToString())
     writer = tf.summary.FileWriter(directory)
-    writer.add_summary(summary, checkpoint_step(checkpoint))
+    writer.add_summary(summary, checkpoints.saved_step(checkpoint))
     writer.close()
 
 

@@ -140,3 +140,13 @@ def recover_history(saver, directory):
     state = tf.train.get_checkpoint_state(directory)
     if state is not None:
         saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
+
+
+def saved_step(checkpoint):
+    """The global step saved in `checkpoint` (a prefix), or 0 when it is None or holds none."""
+    if checkpoint is None:
+        return 0
+    try:
+        return int(tf.train.load_variable(checkpoint, tf.GraphKeys.GLOBAL_STEP))
+    except (tf.errors.OpError, ValueError):
+        return 0

@@ -21,7 +21,7 @@ from towers.legacy.estimator import calls, cluster, distribute, export, replicas
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.estimator.warm_start import warm_start_settings
-from towers.training import preemption
+from towers.training import checkpoints, preemption
 from towers.training import loop as training_loop
 
 LOSS_METRIC_KEY = 'loss'
@@ -151,13 +151,7 @@ class Estimator:
         return os.path.join(self._model_dir, 'eval' if not name else 'eval_' + name)
 
     def _checkpoint_step(self):
-        checkpoint = self.latest_checkpoint()
-        if checkpoint is None:
-            return 0
-        try:
-            return int(tf.train.load_variable(checkpoint, tf.GraphKeys.GLOBAL_STEP))
-        except (tf.errors.OpError, ValueError):
-            return 0
+        return checkpoints.saved_step(self.latest_checkpoint())
 
     # Training.
 
