@@ -10,7 +10,7 @@ on this project's cluster roles (`towers.cluster.roles`).
 - `chief` (or `master`) and `worker`: start their server and train between-graph and
   asynchronously, as TF 1.x did: each builds the `model_fn`'s graph with the variables spread
   over the parameter servers (`VariablePlacement`, round robin as TF 1.x's
-  `replica_device_setter`; or `RunConfig.device_fn`), the rest on itself, and runs its steps
+  `replica_device_setter`), the rest on itself, and runs its steps
   until the shared global step reaches `TrainSpec.max_steps`; the chief initialises or restores
   the variables and writes the checkpoints and summaries. Neither evaluates. With
   `RunConfig(train_distribute=ParameterServerStrategy(num_gpus_per_worker=N))` each worker
