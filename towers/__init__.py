@@ -10,16 +10,24 @@ The packages, by concern: `replication` (how the towers are built and updated: t
 The core modules beside them: `compat` (the one import of TensorFlow), `devices`, `gradients`,
 `flags`, `cli`, `errors`, `files`, `reports` and `datasets`.
 """
-from towers.devices import DeviceSetup, PS_OPS, assign_to_device, configure_devices
-from towers.errors import LossDivergedError, TowersError
-from towers.evaluation import regression
-from towers.gradients import average_gradients
-from towers.replication.all_reduce import build_replicated
-from towers.replication.parameter_server import build_towers
-from towers.replication.tower import Objective, Replicated, Tower, split_batch
-from towers.replication.registry import Mode
-from towers.training.assembly import Recipe, Training, assemble, fit
-from towers.training.loop import TrainResult, train
+from towers import lazy
+
+# Imported when first used (`towers.lazy`): `import towers` alone imports no TensorFlow.
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'DeviceSetup': 'towers.devices', 'PS_OPS': 'towers.devices',
+    'assign_to_device': 'towers.devices', 'configure_devices': 'towers.devices',
+    'LossDivergedError': 'towers.errors', 'TowersError': 'towers.errors',
+    'regression': 'towers.evaluation.regression',
+    'average_gradients': 'towers.gradients',
+    'build_replicated': 'towers.replication.all_reduce',
+    'build_towers': 'towers.replication.parameter_server',
+    'Objective': 'towers.replication.tower', 'Replicated': 'towers.replication.tower',
+    'Tower': 'towers.replication.tower', 'split_batch': 'towers.replication.tower',
+    'Mode': 'towers.replication.registry',
+    'Recipe': 'towers.training.assembly', 'Training': 'towers.training.assembly',
+    'assemble': 'towers.training.assembly', 'fit': 'towers.training.assembly',
+    'TrainResult': 'towers.training.loop', 'train': 'towers.training.loop',
+})
 
 __all__ = [
     'DeviceSetup', 'LossDivergedError', 'Mode', 'Objective', 'PS_OPS', 'Recipe', 'Replicated',

@@ -23,18 +23,13 @@ import os
 import sys
 import warnings
 
-# TensorFlow's C++ INFO logs (after its first few start-up lines, which absl prints before any
-# setting is read) drown the tutorial's log lines; warnings and errors still come through.
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
+from towers.console import LEVEL_VARIABLE
+from towers.errors import UnsupportedEnvironmentError
 
 MIN_TF_VERSION = (2, 16)
 NEWEST_TESTED_TF_VERSION = (2, 21)
 
 log = logging.getLogger(__name__)
-
-
-class UnsupportedEnvironmentError(ImportError):
-    """The installed TensorFlow, tf-keras or tf-slim cannot run this project."""
 
 
 def _major_minor(version):
@@ -62,12 +57,21 @@ def check_tf_keras_version(tf_keras_version, tf_version):
 
 
 def _import_tensorflow():
+    # TensorFlow's C++ INFO logs drown the tutorial's log lines; warnings and errors still come
+    # through. TensorFlow reads the level once, on import; it is not left in the environment,
+    # where the processes a run starts would take it for the user's (`towers.console`, which
+    # also hides the start-up lines absl prints before it reads the level).
+    user_set = LEVEL_VARIABLE in os.environ
+    os.environ.setdefault(LEVEL_VARIABLE, '1')
     try:
         import tensorflow as tf_root
     except ImportError as err:
         raise UnsupportedEnvironmentError(
             'TensorFlow is not installed (%s). Install the project with '
             '`pip install -r requirements.txt`.' % err) from err
+    finally:
+        if not user_set:
+            del os.environ[LEVEL_VARIABLE]
     check_tensorflow_version(tf_root.__version__)
     return tf_root
 

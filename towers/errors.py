@@ -9,6 +9,11 @@ class TowersError(Exception):
     """Bad input, impossible flags or a failed run, with a message naming what is wrong."""
 
 
+class UnsupportedEnvironmentError(ImportError):
+    """The installed TensorFlow, tf-keras or tf-slim cannot run this project (raised by
+    `towers.compat` on import)."""
+
+
 def tf_error_cause(message):
     """The line of a TensorFlow error message that says what went wrong.
 

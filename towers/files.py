@@ -7,6 +7,10 @@ import tempfile
 
 from towers.errors import TowersError
 
+# Where in its `train_dir` a training's chief writes the step timing of a run
+# (`towers.training.loop`), which evaluations read for the training's batch.
+TIMING_FILE = 'timing.json'
+
 
 def write_file_atomically(path, write):
     """Calls `write(temporary_path)` for a file beside `path`, then renames it to `path`.

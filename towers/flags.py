@@ -15,6 +15,7 @@ runner (`towers.cli.run`) prints as one `error: ...` line, exiting with status 1
 import argparse
 import re
 
+from towers import console
 from towers.errors import TowersError
 # The flag types, offered here under their names (scripts use `flags.positive_int`, ...).
 from towers.flag_types import (boolean, checkpoint_prefix, data_dir, fraction, host_list,
@@ -42,12 +43,17 @@ class FlagParser(argparse.ArgumentParser):
     abbreviations (`--num_gpu` is not `--num_gpus`), as absl does, and reports every error as
     a `FlagError` instead of printing usage and exiting with status 2. The namespace it
     returns also holds `flag_lines`: every flag with its value, one `--name=value` a line, a
-    flag file that gives the same values again (`--flagfile`).
+    flag file that gives the same values again (`--flagfile`). Every parser has `--verbose`,
+    which shows TensorFlow's own log (`towers.console.show_everything`).
     """
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault('allow_abbrev', False)
         super().__init__(*args, **kwargs)
+        self.add_boolean('verbose', False,
+                         'Show TensorFlow\'s own log too: its C++ start-up lines and INFO '
+                         'messages, hidden by default (a TF_CPP_MIN_LOG_LEVEL the user set '
+                         'decides which C++ lines show; towers.console)')
 
     def add_boolean(self, name, default, help, group=None):
         """Adds the boolean flag `--name` (also `--name=VALUE` and `--noname`).
@@ -69,6 +75,8 @@ class FlagParser(argparse.ArgumentParser):
             raise FlagError('FlagParser.parse_args needs the argument list')
         parsed = super().parse_args(self._absl_argv(list(args), set()), namespace)
         parsed.flag_lines = self._flag_lines(parsed)
+        if parsed.verbose:
+            console.show_everything()
         return parsed
 
     def _flag_lines(self, parsed):

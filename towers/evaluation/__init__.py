@@ -18,15 +18,31 @@ outputs to figures; `towers.reports` writes them, and `events` puts them in Tens
 checkpoint's step. `regression` compares a port's figures with
 its original's, which `replay` measures from given weights on given batches.
 """
-from towers.evaluation.choice import (PRECISE_BN_BATCHES, add_eval_flags, checkpoint_from_flags,
-                                      poll_checkpoints, require_variables, save_precise_bn,
-                                      statistics_from_flags, train_dir_from_flags)
-from towers.evaluation.metrics import (classification_metrics, detection_metrics,
-                                       precision_recall_curve, segmentation_metrics)
-from towers.evaluation.precise_bn import (EACH_BATCH, MOVING_AVERAGES, PreciseBN, PreparedBatch,
-                                         pipeline_batches)
-from towers.evaluation.events import write_events
-from towers.evaluation.restore import Restored, predict, restore_checkpoint
+from towers import lazy
+
+# Imported when first used (`towers.lazy`): a script reads `eval_flags`' flags before TensorFlow.
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'checkpoint_from_flags': 'towers.evaluation.choice',
+    'poll_checkpoints': 'towers.evaluation.choice',
+    'require_variables': 'towers.evaluation.choice',
+    'save_precise_bn': 'towers.evaluation.choice',
+    'statistics_from_flags': 'towers.evaluation.choice',
+    'PRECISE_BN_BATCHES': 'towers.evaluation.eval_flags',
+    'add_eval_flags': 'towers.evaluation.eval_flags',
+    'train_dir_from_flags': 'towers.evaluation.eval_flags',
+    'write_events': 'towers.evaluation.events',
+    'classification_metrics': 'towers.evaluation.metrics',
+    'detection_metrics': 'towers.evaluation.metrics',
+    'precision_recall_curve': 'towers.evaluation.metrics',
+    'segmentation_metrics': 'towers.evaluation.metrics',
+    'EACH_BATCH': 'towers.evaluation.precise_bn',
+    'MOVING_AVERAGES': 'towers.evaluation.precise_bn',
+    'PreciseBN': 'towers.evaluation.precise_bn',
+    'PreparedBatch': 'towers.evaluation.precise_bn',
+    'pipeline_batches': 'towers.evaluation.precise_bn',
+    'Restored': 'towers.evaluation.restore',
+    'predict': 'towers.evaluation.restore',
+    'restore_checkpoint': 'towers.evaluation.restore'})
 
 __all__ = ['EACH_BATCH', 'MOVING_AVERAGES', 'PRECISE_BN_BATCHES', 'PreciseBN', 'PreparedBatch',
            'Restored',

@@ -5,73 +5,22 @@ each is a module behind one small interface: `parameter_server` (the classic tow
 `towers.build_towers`), `all_reduce` (tf_cnn_benchmarks' replicated mode) and `mirrored`
 (`tf.distribute.MirroredStrategy`, compared by the benchmark). `tower` holds what they share
 (one tower's build, objectives, shards). XLA and mixed precision (`precision`) wrap any of them,
-here and nowhere else:
+in `modes` and nowhere else:
 
     optimizer = replication.wrap_optimizer(mode, optimizer)        # loss scaling
     replicated = replication.build(mode, tower_fn, inputs, devices, optimizer, objectives)
 
 `keras_models` shares a Keras model between the towers.
 """
-from towers.compat import tf
-from towers.replication import precision
+from towers import lazy
 from towers.replication.registry import (MODES, PARAMETER_SERVER, REPLICATED, VARIABLE_UPDATES,
                                          Mode, check, get, unsupported)
-from towers.replication.tower import Replicated
 
-__all__ = ['MODES', 'PARAMETER_SERVER', 'REPLICATED', 'VARIABLE_UPDATES', 'Mode', 'as_summarized',
-           'build', 'check', 'get', 'unsupported', 'wrap_optimizer']
+__all__ = ['MODES', 'PARAMETER_SERVER', 'REPLICATED', 'VARIABLE_UPDATES', 'Mode', 'Replicated',
+           'as_summarized', 'build', 'check', 'get', 'unsupported', 'wrap_optimizer']
 
-
-def wrap_optimizer(mode, optimizer):
-    """`optimizer` as `mode` applies it: with mixed precision, inside dynamic loss scaling.
-
-    Args:
-      mode: a `Mode`.
-      optimizer: a `tf.train.Optimizer`, or a dict objective name -> optimizer.
-    """
-    if not mode.mixed_precision:
-        return optimizer
-    if isinstance(optimizer, dict):
-        return {name: precision.LossScaleOptimizer(each) for name, each in optimizer.items()}
-    return precision.LossScaleOptimizer(optimizer)
-
-
-def build(mode, tower_fn, inputs, devices, optimizer, objectives=None, ps_device='/cpu:0'):
-    """Builds the towers of `tower_fn` as `mode` says.
-
-    The tower function computes in float16 from float32 master weights with mixed precision,
-    and is compiled with XLA (forward and backward passes: gradients of compiled ops are
-    compiled too) with `xla`; the variable update's `build` makes the towers.
-
-    Args:
-      mode: a `Mode`.
-      tower_fn, inputs, devices, objectives, ps_device: as for `towers.build_towers`.
-      optimizer: as for `towers.build_towers`, wrapped by `wrap_optimizer` (and the cluster
-        role) already.
-
-    Returns:
-      A `towers.Replicated`.
-    """
-    if mode.mixed_precision:
-        tower_fn = precision.mixed_precision_tower(tower_fn)
-    if mode.xla:
-        tower_fn = _compiled(tower_fn)
-    return get(mode.variable_update).builder()(tower_fn, inputs, devices, optimizer,
-                                               objectives, ps_device=ps_device)
-
-
-def _compiled(tower_fn):
-    def compiled_tower(shard):
-        with tf.xla.experimental.jit_scope():
-            return tower_fn(shard)
-    return compiled_tower
-
-
-def as_summarized(replicated, mode):
-    """`replicated` as summaries should see it: with mixed precision, the gradients of a step
-    the loss scale skips (not finite) show as zeros (`precision.summarized_gradients`)."""
-    if not mode.mixed_precision:
-        return replicated
-    grads = {name: precision.summarized_gradients(pairs)
-             for name, pairs in replicated.grads.items()}
-    return Replicated(*replicated)._replace(grads=grads)
+# Imported when first used (`towers.lazy`): the registry, which the flags read, imports no
+# TensorFlow.
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'Replicated': 'towers.replication.tower', 'as_summarized': 'towers.replication.modes',
+    'build': 'towers.replication.modes', 'wrap_optimizer': 'towers.replication.modes'})

@@ -20,7 +20,7 @@ from towers.training import hooks as hooks_lib
 from towers.training import progress
 from towers.training import validation as validation_lib
 from towers.compat import tf
-from towers.files import write_json
+from towers.files import TIMING_FILE, write_json
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +29,6 @@ log = logging.getLogger(__name__)
 # the chief idled for half a minute.
 WORKER_WAIT_SECS = 1
 WORKER_MAX_WAIT_SECS = 30 * 60
-
-# Where in `train_dir` the chief writes the step timing (`StepTimerHook.summary()`) of a run.
-TIMING_FILE = 'timing.json'
 
 TrainResult = collections.namedtuple('TrainResult', ['steps_done', 'interrupted', 'timing'])
 TrainResult.__doc__ = """What a call of `train` did.
