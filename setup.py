@@ -19,5 +19,5 @@ setup(
         'tensorboard>=2.16,<2.22',
     ],
     # `towers-legacy script.py [flags]` runs a TF1-era script unchanged (towers/legacy).
-    entry_points={'console_scripts': ['towers-legacy = towers.legacy.runner:main']},
+    entry_points={'console_scripts': ['towers-legacy = towers.legacy.entry:main']},
 )

@@ -19,8 +19,14 @@ GPUs a script counts); `program` the reading of a script and `check` the static 
 `--check`; `modules` the module objects and errors. This package and `towers.compat` are the
 only code that touches `sys.modules`; the shim lasts for the rest of the process.
 """
-from towers.legacy.modules import LegacyError, RemovedAttributeError, RemovedModuleError, Usage
-from towers.legacy.shim import import_originals, install
+from towers import lazy
+
+# Imported when first used (`towers.lazy`): `towers-legacy` filters TensorFlow's start-up lines
+# before anything imports it (`towers.legacy.entry`).
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'LegacyError': 'towers.legacy.modules', 'RemovedAttributeError': 'towers.legacy.modules',
+    'RemovedModuleError': 'towers.legacy.modules', 'Usage': 'towers.legacy.modules',
+    'import_originals': 'towers.legacy.shim', 'install': 'towers.legacy.shim'})
 
 __all__ = ['LegacyError', 'RemovedAttributeError', 'RemovedModuleError', 'Usage',
            'import_originals', 'install']
