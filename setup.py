@@ -16,6 +16,7 @@ setup(
         'pillow>=10',
         'h5py>=3.11',
         'matplotlib>=3.8',
+        'tqdm>=4.66',
         'tensorboard>=2.16,<2.22',
     ],
     # `towers-legacy script.py [flags]` runs a TF1-era script unchanged (towers/legacy).

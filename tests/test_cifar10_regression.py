@@ -30,6 +30,8 @@ def test_evaluating_the_originals_checkpoint_reproduces_its_precision_and_logits
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'precision @ 1 = 0.99375 (original 0.99375; exact)' in result.stdout
     assert 'true count = 1272 (original 1272; exact)' in result.stdout
+    assert re.search(r'^progress: evaluation 10/10 batches \(100%\), \d+\.\d\d batches/sec, '
+                     r'00:00 left$', result.stderr, re.MULTILINE), result.stderr
 
 
 def test_a_figure_off_the_golden_fails_the_comparison(tmp_path):

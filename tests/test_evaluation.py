@@ -1,6 +1,7 @@
 """Specification of the generic evaluation: predictions from a checkpoint, detection metrics
 (pinned against scikit-learn), the precision-recall figure and image panels."""
 import os
+import re
 import subprocess
 import sys
 
@@ -154,6 +155,24 @@ def test_predictions_come_from_the_checkpoint_in_batches_of_any_size(tmp_path):
     assert sorted(outputs) == ['scaled', 'total']
     np.testing.assert_array_equal(outputs['scaled'], 3.0 * inputs)
     np.testing.assert_array_equal(outputs['total'], 3.0 * inputs.sum(axis=1))
+
+
+def test_predictions_show_their_progress_over_the_batches_on_stderr(tmp_path, capsys):
+    checkpoint = save_weight(str(tmp_path / 'model.ckpt'), 1.0)
+    evaluation.predict(scale_net, checkpoint, np.ones([5, 2]), batch_size=2)
+    out, err = capsys.readouterr()
+    assert out == ''
+    assert re.search(r'^progress: evaluation 3/3 batches \(100%\), \d+\.\d\d batches/sec, '
+                     r'00:00 left$', err, re.MULTILINE), err
+
+
+def test_batches_of_the_networks_own_input_are_run_as_many_times_as_asked(tmp_path, capsys):
+    checkpoint = save_weight(str(tmp_path / 'model.ckpt'), 2.0)
+    with evaluation.Restored(lambda: scale_net(tf.ones([2, 3]))['total'], checkpoint) as net:
+        totals = list(net.run_batches(4))
+    np.testing.assert_array_equal(totals, np.full([4, 2], 6.0))
+    assert re.search(r'^progress: evaluation 4/4 batches \(100%\)', capsys.readouterr().err,
+                     re.MULTILINE)
 
 
 def test_predictions_compute_only_the_named_outputs_in_their_own_graph(tmp_path):

@@ -23,13 +23,13 @@ import tempfile
 import numpy as np
 
 import towers
+from towers import bars
 from towers.benchmarks.measure import rounds_ratio
 from towers.compat import tf
 from towers.legacy.estimator import Estimator, EstimatorSpec, RunConfig
 from towers.legacy.estimator.distribute import MirroredStrategy
-from towers.training.loop import TIMING_FILE
 from towers.errors import TowersError
-from towers.files import read_json
+from towers.files import TIMING_FILE, read_json
 
 KERAS_FIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'keras_fit.py')
 
@@ -100,7 +100,8 @@ def run(entry, batch_size, plan, work_dir, configure=towers.configure_devices, n
     fit_dir = os.path.join(work_dir, 'fit')
     steps = plan.steps_per_repeat
     medians = {'estimator': [], 'fit': []}
-    for round_index in range(plan.repeats + 1):
+    for round_index in bars.bar(range(plan.repeats + 1), 'Estimator against towers.fit',
+                                'rounds'):
         estimator.train(input_fn, steps=steps)
         timing = read_json(os.path.join(estimator.model_dir, TIMING_FILE), 'the step timing')
         result = towers.fit(_recipe(entry, batch_size),
@@ -139,7 +140,8 @@ def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
     steps = plan.steps_per_repeat
     medians = {'estimator': [], 'keras_fit': []}
     model_json = os.path.join(work_dir, 'model.json')
-    for round_index in range(plan.repeats + 1):
+    for round_index in bars.bar(range(plan.repeats + 1), 'Estimator against Keras fit',
+                                'rounds'):
         estimator.train(_replica_input(entry, batch_size), steps=steps)
         timing = read_json(os.path.join(estimator.model_dir, TIMING_FILE), 'the step timing')
         if round_index == 0:

@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from towers import bars
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.training.determinism import op_determinism
@@ -107,14 +108,15 @@ class TimedSession:
         self.close()
 
 
-def measure_in_turns(sessions, plan):
+def measure_in_turns(sessions, plan, what='benchmark'):
     """Times `sessions` in turns: each runs its warm-up steps, then `plan.repeats` rounds each
     run a timed block of `plan.steps_per_repeat` steps of every session, the first session of
-    a round rotating.
+    a round rotating; the progress over the rounds on stderr (`towers.bars`), between blocks.
 
     Args:
       sessions: `TimedSession`s.
       plan: a `Plan`.
+      what: the group of sessions, as its progress names it.
 
     Returns:
       A `Throughput` per session, in the order of `sessions`; `repeat_rates[k]` of every one
@@ -123,7 +125,7 @@ def measure_in_turns(sessions, plan):
     for session in sessions:
         session.warm_up(plan.warmup_steps)
     rates = [[] for _ in sessions]
-    for round_index in range(plan.repeats):
+    for round_index in bars.bar(range(plan.repeats), what, 'rounds'):
         for k in range(len(sessions)):
             i = (round_index + k) % len(sessions)
             rates[i].append(sessions[i].run(plan.steps_per_repeat))

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from towers import reports
+from towers import bars, reports
 from towers.training import side_by_side
 from towers.compat import tf
 from towers.errors import TowersError
@@ -134,7 +134,8 @@ def _configuration(kind, child_command, names):
 
 
 def compare(child_command, names, repeats):
-    """Measures the three configurations `repeats` times, interleaved.
+    """Measures the three configurations `repeats` times, interleaved; each one's figures and
+    the progress over the rounds go to stderr.
 
     Args:
       child_command: (names, barrier directory, barrier count, index) -> the command line
@@ -150,13 +151,12 @@ def compare(child_command, names, repeats):
       the medians of steps_sec and wall_sec.
     """
     runs = {kind: [] for kind in CONFIGURATIONS}
-    for round_index in range(repeats):
+    for round_index in bars.bar(range(repeats), 'side-by-side benchmark', 'rounds'):
         shift = round_index % len(CONFIGURATIONS)
         for kind in CONFIGURATIONS[shift:] + CONFIGURATIONS[:shift]:
             figures = _configuration(kind, child_command, names)
-            print('round %d, %s: %s' % (round_index + 1, kind, ', '.join(
-                '%s %.1f' % (key, figures[key]) for key in FIGURES)), file=sys.stderr,
-                flush=True)
+            bars.write('round %d, %s: %s' % (round_index + 1, kind, ', '.join(
+                '%s %.1f' % (key, figures[key]) for key in FIGURES)), sys.stderr)
             runs[kind].append(figures)
     results = {kind: dict({key: float(np.median([r[key] for r in runs[kind]]))
                            for key in FIGURES}, runs=runs[kind]) for kind in CONFIGURATIONS}

@@ -241,8 +241,10 @@ class _Runner:
             if matmul_size:
                 matmul = Configuration(MATMUL, 'matmul rate (FLOP/s)', 1, 1, None, None)
                 opened.append((matmul, self._open_matmul(matmul_size)))
-            throughputs = benchmark.measure_in_turns([session for _, session in opened],
-                                                     self._plan)
+            throughputs = benchmark.measure_in_turns(
+                [session for _, session in opened], self._plan,
+                'benchmark group %d (devices: %d)' % (group, configurations[0].devices) if group
+                else 'benchmark, %s' % configurations[0].label)
         finally:
             for _, session in opened:
                 session.close()

@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 
+from towers import bars
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.evaluation import batch_norm
@@ -95,8 +96,8 @@ class PreciseBN(Statistics):
         return 'precise (%d training batches)' % self.num_batches
 
     def estimate(self, network_fn, checkpoint, example=None, var_list=None, config=None):
-        """Runs the network restored from `checkpoint` on the batches and returns each layer's
-        population mean and variance.
+        """Runs the network restored from `checkpoint` on the batches (its progress shown,
+        `towers.bars`) and returns each layer's population mean and variance.
 
         Args:
           network_fn: the evaluation's build function, used when `self.network_fn` is None.
@@ -140,7 +141,10 @@ class PreciseBN(Statistics):
         with tf.Session(graph=rewritten.graph, config=config) as session:
             restore_checkpoint(rewritten.saver, session, checkpoint)
             done = 0
-            for batch in itertools.islice(itertools.chain([first], batches), self.num_batches):
+            for batch in bars.bar(itertools.islice(itertools.chain([first], batches),
+                                                   self.num_batches),
+                                  'precise batch-norm statistics', 'batches',
+                                  total=self.num_batches):
                 moments = session.run(rewritten.moments, feed(inputs, batch))
                 for layer in layers:
                     key = (layer.mean, layer.variance, layer.bessel)

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from towers import bars
 from towers.errors import TowersError
 from towers.evaluation.replay import (ClassicTowers, Replay, classic_towers,
                                       evaluate_checkpoint, measure_builder, measure_training)
@@ -321,7 +322,8 @@ def report(deviations, show=DEFAULT_SHOW):
 
 
 def check_runs(runs, show=DEFAULT_SHOW):
-    """Measures and compares runs one after the other, printing each, then the `report`.
+    """Measures and compares runs one after the other, printing each, then the `report`; the
+    progress over the runs on stderr (`towers.bars`).
 
     Args:
       runs: a list of (title, compare): a line naming the run, printed before it is measured,
@@ -332,12 +334,12 @@ def check_runs(runs, show=DEFAULT_SHOW):
       True when every figure of every run is within its tolerance.
     """
     deviations = []
-    for title, compare in runs:
-        print(title, flush=True)
+    for title, compare in bars.bar(runs, 'regression', 'runs'):
+        bars.write(title)
         found = compare()
-        print('  %d figures compared, %d beyond tolerance'
-              % (sum(not d.reported_only for d in found), sum(d.failed for d in found)))
+        bars.write('  %d figures compared, %d beyond tolerance'
+                   % (sum(not d.reported_only for d in found), sum(d.failed for d in found)))
         for line in _figure_lines(found):
-            print(line)
+            bars.write(line)
         deviations += found
     return report(deviations, show)

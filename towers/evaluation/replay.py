@@ -13,6 +13,7 @@ import collections
 
 import numpy as np
 
+from towers import bars
 from towers.compat import tf
 from towers.devices import configure_devices
 from towers.errors import TowersError
@@ -241,4 +242,4 @@ def evaluate_checkpoint(build_fn, checkpoint, batches, var_list=None):
     """
     with Restored(build_fn, checkpoint, batches[0], var_list=var_list,
                   config=_virtual_cpu_setup(1).config) as net:
-        return [net.run(batch) for batch in batches]
+        return [net.run(batch) for batch in bars.bar(batches, 'evaluation', 'batches')]

@@ -3,17 +3,19 @@
     with Restored(build_fn, checkpoint, example=images[:1], any_batch_size=True) as net:
         outputs = [net.run(batch) for batch in batches]          # fed through placeholders
     with Restored(build_from_input_pipeline, checkpoint, var_list=averages) as net:
-        counts = sum(net.run() for _ in range(num_batches))      # an input pipeline in the graph
+        counts = sum(net.run_batches(num_batches))              # an input pipeline in the graph
     outputs = predict(build_fn, checkpoint, images, batch_size=8)   # arrays in, arrays out
     with Restored(..., statistics=PreciseBN(training_batches, 50)) as net:   # precise BN
 
 The network is built in a graph of its own (the caller's default graph is left as it was),
 every global variable (or the given var list) is restored, and its failures are one line
 naming the checkpoint. Its batch-norm layers normalise with the moving averages restored, or
-with statistics re-estimated from training batches (`towers.evaluation.precise_bn`).
+with statistics re-estimated from training batches (`towers.evaluation.precise_bn`). A run over
+many batches (`run_batches`, `predict`) shows its progress (`towers.bars`).
 """
 import numpy as np
 
+from towers import bars
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.evaluation import batch_norm
@@ -156,6 +158,13 @@ class Restored:
         return self._session.run(self.outputs if fetches is None else fetches,
                                  None if batch is None else feed(self._placeholders, batch))
 
+    def run_batches(self, num_batches, fetches=None, what='evaluation'):
+        """Runs `fetches` (default: `outputs`) `num_batches` times, the network reading an input
+        pipeline of its own, its progress shown as `what`; yields the numpy values of each
+        run."""
+        for _ in bars.bar(range(num_batches), what, 'batches'):
+            yield self.run(fetches=fetches)
+
     @property
     def session(self):
         """The session holding the restored variables (e.g. to save them in another format)."""
@@ -171,7 +180,8 @@ class Restored:
         self.close()
 
 
-def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None, statistics=None):
+def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None, statistics=None,
+            what='evaluation'):
     """Runs a network restored from `checkpoint` on `inputs`, `batch_size` rows at a time.
 
     Args:
@@ -185,6 +195,7 @@ def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None, s
       names: the keys of `build_fn`'s dict to compute; None for all of them.
       statistics: what batch norm normalises with, as for `Restored`; the moving averages by
         default (with `PreciseBN`, its `network_fn` or `build_fn` on its batches).
+      what: the loop as its progress names it (`towers.bars`).
 
     Returns:
       A dict from each of `names` to a numpy array [n, ...].
@@ -202,5 +213,5 @@ def predict(build_fn, checkpoint, inputs, batch_size, config=None, names=None, s
     with Restored(build, checkpoint, inputs[:1], any_batch_size=True, config=config,
                   statistics=statistics) as net:
         batches = [net.run(inputs[start:start + batch_size])
-                   for start in range(0, len(inputs), batch_size)]
+                   for start in bars.bar(range(0, len(inputs), batch_size), what, 'batches')]
     return {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}

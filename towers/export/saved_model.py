@@ -11,8 +11,10 @@ the model's preprocessing inside), restored as the evaluation restores it
 `serving_default` (TensorFlow Serving's predict method), so that TensorFlow 2 loads it eagerly:
 `tf.saved_model.load(export_dir).signatures['serving_default'](images=...)`.
 
-Every output appears whole or not at all: a directory is filled beside its place and renamed
-into it, and a directory that exists and is not empty is refused, as the builder refuses it.
+Its stages (the restore, the SavedModel, the Keras outputs) show their progress
+(`towers.bars`). Every output appears whole or not at all: a directory is filled beside its
+place and renamed into it, and a directory that exists and is not empty is refused, as the
+builder refuses it.
 A Keras model's weights (`keras_out`, Keras' `.weights.h5`) and TF2 object-based checkpoint
 (`tf2_checkpoint_dir`) load into the same architecture built in plain `tf_keras`.
 """
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from towers import files
+from towers import bars, files
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.evaluation.choice import require_variables
@@ -143,7 +145,10 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
                           else [_saved_name(variable) for variable in var_list], serving.what)
         return inputs, outputs
 
-    with Restored(build, checkpoint, var_list=serving.var_list) as net:
+    keras = bool(keras_out or tf2_checkpoint_dir)
+    with bars.bar(2 + keras, 'export', 'stages') as progress, \
+            Restored(build, checkpoint, var_list=serving.var_list) as net:
+        progress.update()
         inputs, outputs = net.outputs
         with net.graph.as_default():
             signature_defs = (serving.signature_defs() if serving.signature_defs else {
@@ -151,8 +156,10 @@ def save(serving, checkpoint, export_dir, keras_out=None, tf2_checkpoint_dir=Non
             _write_directory(export_dir, '--export_dir',
                              lambda staging: _write_saved_model(net.session, signature_defs,
                                                                 staging, as_text, assets_extra))
-            if keras_out or tf2_checkpoint_dir:
+            progress.update()
+            if keras:
                 _write_keras(serving.keras_model(), net.session, keras_out, tf2_checkpoint_dir)
+                progress.update()
     return Signature(*({name: tf.TensorSpec(tensor.shape, tensor.dtype)
                         for name, tensor in tensors.items()} for tensors in (inputs, outputs)))
 

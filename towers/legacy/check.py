@@ -27,6 +27,7 @@ import types
 
 import numpy as np
 
+from towers import bars
 from towers.errors import EXIT_ERROR
 from towers.legacy import numpy_aliases
 from towers.legacy.modules import LegacyError
@@ -158,10 +159,11 @@ def _submodule_exists(name):
 
 def report(script, roots):
     """The rows of the report on `script` (see `read_program` for `roots`), names not
-    provided first, and the files read."""
+    provided first, and the files read; the progress of the reading and the look-ups on
+    stderr (`towers.bars`)."""
     uses, files = read_program(script, roots)
     rows, answers = {}, {}
-    for use in uses:
+    for use in bars.bar(uses, 'looking up the names', 'uses'):
         key = use[:2]
         if key not in answers:
             answers[key] = (look_up(use) if use.module else

@@ -16,6 +16,8 @@ import site
 import sys
 import sysconfig
 
+from towers import bars
+
 _ROOTS = ('tensorflow', 'numpy', 'scipy')
 
 _PY2_MODULES = {'cPickle', 'cStringIO', 'StringIO', 'urllib2', 'urlparse', 'Queue',
@@ -244,25 +246,28 @@ def read_program(script, roots):
 
     Returns:
       (list of `Use`, list of the files read). A file that does not parse as Python 3 is a
-      Python 2 use, 'not Python 3 (SyntaxError)', at the line it fails on.
+      Python 2 use, 'not Python 3 (SyntaxError)', at the line it fails on. The files read so
+      far show on stderr (`towers.bars`).
     """
     uses, done, queue = [], [], [os.path.abspath(script)]
-    while queue:
-        path = queue.pop(0)
-        if path in done:
-            continue
-        done.append(path)
-        relative = os.path.relpath(path)
-        try:
-            with open(path, encoding='utf-8') as f:
-                tree = ast.parse(f.read(), path)
-        except (SyntaxError, UnicodeDecodeError) as err:
-            uses.append(Use(None, ('not Python 3 (%s)' % err.__class__.__name__,),
-                            '%s:%s' % (relative, getattr(err, 'lineno', 1))))
-            continue
-        reader = _FileReader(relative)
-        reader.visit(tree)
-        uses += reader.uses
-        for module, level, names in reader.imports:
-            queue += _local_files(module, level, names, path, roots)
+    with bars.bar(None, 'reading the program', 'files') as progress:
+        while queue:
+            path = queue.pop(0)
+            if path in done:
+                continue
+            done.append(path)
+            progress.update()
+            relative = os.path.relpath(path)
+            try:
+                with open(path, encoding='utf-8') as f:
+                    tree = ast.parse(f.read(), path)
+            except (SyntaxError, UnicodeDecodeError) as err:
+                uses.append(Use(None, ('not Python 3 (%s)' % err.__class__.__name__,),
+                                '%s:%s' % (relative, getattr(err, 'lineno', 1))))
+                continue
+            reader = _FileReader(relative)
+            reader.visit(tree)
+            uses += reader.uses
+            for module, level, names in reader.imports:
+                queue += _local_files(module, level, names, path, roots)
     return uses, done

@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 
-from towers import export as export_lib
+from towers import bars, export as export_lib
 from towers.compat import export_utils, tf
 from towers.legacy.estimator import calls, cluster, distribute, export, replicas, running
 from towers.legacy.estimator.run_config import RunConfig, default_session_config
@@ -302,9 +302,10 @@ class Estimator:
         with self._restored(build, checkpoint, self._statistics(checkpoint)) as net:
             ends = tf.train.FinalOpsHook({'values': net.outputs['values'],
                                           'global_step': net.outputs['global_step']})
-            for _ in running.run_monitored(net, net.outputs['update'],
-                                           net.outputs['hooks'] + hooks
-                                           + [running.EvaluationStepsHook(steps), ends]):
+            for _ in bars.bar(running.run_monitored(
+                    net, net.outputs['update'],
+                    net.outputs['hooks'] + hooks + [running.EvaluationStepsHook(steps), ends]),
+                    'evaluate', 'batches', total=steps):
                 pass
         tf.logging.info('Finished evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
         results = dict(ends.final_ops_values['values'])
