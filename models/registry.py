@@ -4,8 +4,10 @@ export).
 As tf_cnn_benchmarks' `model_config` maps names to models, the registry only maps a name to the
 package of the same name; each package says what a command needs to build its training step
 without knowing the model, in its `entry.py`, and what its trained network serves, in its
-`serving.py`:
+`serving.py`; what the model is, for help texts, its `__init__.py` says without importing
+TensorFlow:
 
+    registry.about('segdec').description               # models/segdec/__init__.py's ABOUT
     entry = registry.get('segdec')                     # models/segdec/entry.py's ENTRY
     recipe = entry.recipe(entry.batch_size)            # a towers.Recipe
     training = towers.assemble(recipe, lambda: entry.synthetic_batch(global_batch), setup,
@@ -26,6 +28,12 @@ NAMES = ('cifar10', 'fashion_mnist', 'image_folder', 'imagenet', 'segdec')
 # The models `scripts/export_saved_model.py` exports, each by its package's `serving.py`: the
 # registered ones, and the segmentation models trained side by side (not a benchmark entry).
 EXPORTABLE = NAMES + ('side_by_side',)
+
+About = collections.namedtuple('About', ['title', 'description', 'batch_size', 'published'],
+                               defaults=(None,))
+About.__doc__ = """What a registered model is, without building it: the fields of its `Entry` that
+describe it (see there). A model's package holds its `ABOUT` in its `__init__.py`, which imports
+no TensorFlow, so that a script's --help can list the models at once."""
 
 Entry = collections.namedtuple(
     'Entry', ['name', 'title', 'description', 'batch_size', 'recipe', 'objective',
@@ -59,15 +67,29 @@ def names():
     return sorted(NAMES)
 
 
+def about(name):
+    """The `About` of the model `name`, from `models/<name>/__init__.py`; imports no TensorFlow.
+
+    Raises:
+      TowersError: no model is registered as `name`; the message lists those that are.
+    """
+    return _registered(name).ABOUT
+
+
 def get(name):
     """The `Entry` of the model `name`, from `models/<name>/entry.py`.
 
     Raises:
       TowersError: no model is registered as `name`; the message lists those that are.
     """
+    return importlib.import_module(_registered(name).__name__ + '.entry').ENTRY
+
+
+def _registered(name):
+    """The package of the registered model `name`."""
     if name not in NAMES:
         raise TowersError('unknown model %r; registered models: %s' % (name, ', '.join(names())))
-    return importlib.import_module('models.%s.entry' % name).ENTRY
+    return importlib.import_module('models.' + name)
 
 
 def serving(name):

@@ -5,21 +5,20 @@
 
 With `--batch_size` per tower and 1, 2, 4 ... `--num_gpus` devices: rows (a)-(e), the
 training modes (f)-(l) and (m), the towers with op determinism, of `towers.benchmarks.suite`,
-each device count's timed in turns. Each
-ratio is the median of the rounds' ratios with its interquartile range; then the targets and
-the fastest mode. `--estimator`: instead, the model through tf.estimator against towers.fit
-(`towers.benchmarks.estimator`), on one device and on `--num_gpus` with MirroredStrategy. The
-input is the model's data set in `--data_dir`, or a generated one in its format (nothing is
-downloaded).
+each device count's timed in turns. Each ratio is the median of the rounds' ratios with its
+interquartile range; then the targets and the fastest mode. `--estimator`: instead, the model
+through tf.estimator against towers.fit (`towers.benchmarks.estimator`), on one device and on
+`--num_gpus` with MirroredStrategy. `--startup`: instead, how fast every script answers `--help`
+against TensorFlow's import (`towers.benchmarks.startup`). The input is the model's data set in
+`--data_dir`, or a generated one in its format (nothing is downloaded).
 """
 import functools
+import os
 
 import towers
 from models import registry
 from towers import cli, flags
-from towers.benchmarks import estimator as estimator_benchmark
-from towers.benchmarks import measure as benchmark
-from towers.benchmarks import report, suite
+from towers.benchmarks.plan import FULL, QUICK, Plan
 
 
 def _parse_args(argv):
@@ -27,7 +26,8 @@ def _parse_args(argv):
     parser.add_argument('--model', choices=registry.names(), default='cifar10',
                         help='The model to train: %s.' % '; '.join(
                             '%s: %s, per-tower batch %d by default'
-                            % (name, registry.get(name).description, registry.get(name).batch_size)
+                            % (name, registry.about(name).description,
+                               registry.about(name).batch_size)
                             for name in registry.names()))
     flags.add_device_flags(parser)
     parser.set_defaults(num_gpus=4)
@@ -41,7 +41,7 @@ def _parse_args(argv):
                         help='Where the model\'s data set is (default: its usual place); a '
                              'generated set in its format is made there when it is not.')
     parser.add_boolean('quick', False, 'Fewer rounds, still in turns: %s instead of %s.'
-                       % (benchmark.QUICK, benchmark.FULL))
+                       % (QUICK, FULL))
     parser.add_argument('--warmup_steps', type=flags.non_negative_int,
                         help='Untimed steps of each configuration first (overrides --quick).')
     parser.add_argument('--steps', type=flags.positive_int,
@@ -58,6 +58,10 @@ def _parse_args(argv):
                        'and on --num_gpus devices (MirroredStrategy against the towers).')
     parser.add_argument('--matmul_size', type=flags.positive_int, default=4096,
                         help='Side of the square float32 matrices of the matmul rate.')
+    parser.add_boolean('startup', False,
+                       'Instead of training: every script\'s --help time over `python -c '
+                       '"import tensorflow"`\'s, each a fresh process, in turns over --repeats '
+                       'rounds (default 5; towers.benchmarks.startup).')
     parser.add_argument('--json', help='Write the results to this JSON file.')
     parser.add_argument('--chart', default='out/benchmark.png',
                         help='PNG chart of images/sec against devices.')
@@ -65,14 +69,19 @@ def _parse_args(argv):
 
 
 def _plan(args):
-    plan = benchmark.QUICK if args.quick else benchmark.FULL
-    return benchmark.Plan(
+    plan = QUICK if args.quick else FULL
+    return Plan(
         plan.warmup_steps if args.warmup_steps is None else args.warmup_steps,
         args.steps or plan.steps_per_repeat, args.repeats or plan.repeats)
 
 
 def main(argv):
     args = _parse_args(argv)
+    if args.startup:
+        return _startup(args.repeats or 5)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from towers.benchmarks import report, suite
+
     entry = registry.get(args.model)
     batch_size = args.batch_size or entry.batch_size
     configure = functools.partial(
@@ -107,8 +116,20 @@ def main(argv):
         print('results: %s' % args.json)
 
 
+def _startup(repeats):
+    """Prints each script's --help time over TensorFlow's import time, in turns."""
+    from towers.benchmarks import startup
+
+    scripts = startup.scripts(os.path.dirname(os.path.abspath(__file__)))
+    for line in startup.report(*startup.measure_help(scripts, repeats)):
+        print(line, flush=True)
+    return 0
+
+
 def _estimator(entry, batch_size, plan, num_devices):
     """Prints the Estimator's step rate over towers.fit's (and Keras fit's), in turns."""
+    from towers.benchmarks import estimator as estimator_benchmark
+
     for line in estimator_benchmark.report(entry, batch_size, plan, num_devices):
         print(line, flush=True)
     return 0

@@ -15,9 +15,8 @@ import os
 import sys
 
 import towers
-from models.side_by_side import architectures, inputs, recipe
-from towers import cli, flags, reports
-from towers.benchmarks import side_by_side as bench
+from models.side_by_side import architectures
+from towers import cli, flags
 
 
 def parse_args(argv):
@@ -46,6 +45,10 @@ def parse_args(argv):
 
 def child(args):
     """One measured process: prints `measure_child`'s figures as JSON."""
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.side_by_side import inputs, recipe
+    from towers.benchmarks import side_by_side as bench
+
     setup = towers.configure_devices(args.num_gpus, intra_op_threads=args.intra_op_threads,
                                      inter_op_threads=args.inter_op_threads)
     data = inputs.load_split('folder', args.data_dir, 'train', args.image_size)
@@ -62,6 +65,10 @@ def main(argv):
     args = parse_args(argv)
     if args.child_barrier:
         return child(args)
+    from models.side_by_side import inputs
+    from towers import reports
+    from towers.benchmarks import side_by_side as bench
+
     data_dir = inputs.locate_or_generate('folder', args.data_dir)
 
     def child_command(names, barrier, count, index):

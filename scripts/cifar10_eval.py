@@ -5,7 +5,8 @@
 Restores the moving averages of the newest checkpoint in `--checkpoint_dir` that reads whole
 (a damaged newer one is skipped with a warning), or of `--checkpoint_path`, into the model, counts how often the top logit
 is the label over `--num_examples` central crops of `--eval_data`, prints `precision @ 1` and
-writes it with the model's summaries to `--eval_dir`.
+writes it with the model's summaries to `--eval_dir`, and as `precision_at_1` to the training's
+`eval` run (`<checkpoint_dir>/eval`, beside its `--eval_every_steps` validation).
 Without `--run_once` it evaluates again every `--eval_interval_secs`, as the original does
 beside a running training; a checkpoint the training rotates away while it is read is left for
 the newest one.
@@ -15,16 +16,14 @@ import math
 
 import numpy as np
 
-from models.cifar10 import model as cifar10
-from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+from models.cifar10 import BATCH_SIZE
 from towers import cli, evaluation, flags
-from towers.compat import tf
 
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
     evaluation.add_eval_flags(parser, 'scripts/train_cifar10_multi_gpu.py', '/tmp/cifar10_train',
-                              '/tmp/cifar10_eval', batch_size=cifar10.BATCH_SIZE,
+                              '/tmp/cifar10_eval', batch_size=BATCH_SIZE,
                               train_dir_flag='checkpoint_dir', out_dir_flag='eval_dir')
     parser.add_argument('--eval_data', default='test', choices=['test', 'train_eval'],
                         help="Either 'test' or 'train_eval'.")
@@ -41,6 +40,11 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.cifar10 import model as cifar10
+    from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+    from towers.compat import tf
+
     batches_dir = cifar10_synthetic.locate_or_generate(args.data_dir)
     num_iter = int(math.ceil(args.num_examples / args.batch_size))
     writer = []
@@ -57,7 +61,7 @@ def main(argv):
         with evaluation.Restored(network, checkpoint,
                                  var_list=cifar10.variables_to_restore) as net:
             in_top_1, summary_op = net.outputs
-            true_count = sum(np.sum(net.run(fetches=in_top_1)) for _ in range(num_iter))
+            true_count = sum(np.sum(counts) for counts in net.run_batches(num_iter, in_top_1))
             summary = tf.Summary.FromString(net.run(fetches=summary_op))
             if not writer:
                 writer.append(tf.summary.FileWriter(args.out_dir, net.graph))
@@ -66,6 +70,8 @@ def main(argv):
         summary.value.add(tag='Precision @ 1', simple_value=precision)
         writer[0].add_summary(summary, int(tf.train.load_variable(checkpoint, 'global_step')))
         writer[0].flush()
+        # Also the project's convention: the training's `eval` run, beside its validation.
+        evaluation.write_events(checkpoint, {'precision_at_1': precision})
 
     if args.checkpoint_path:
         eval_once(args.checkpoint_path)

@@ -13,9 +13,9 @@ import os
 
 import numpy as np
 
-from models.datasets.image_folder import reader, synthetic
-from models.image_folder import model as vgg16_transfer
-from towers import cli, configure_devices, evaluation, flags, reports
+import towers
+from models.datasets import image_folder as data
+from towers import cli, evaluation, flags
 
 
 def parse_args(argv):
@@ -24,13 +24,18 @@ def parse_args(argv):
                               '/tmp/image_folder_eval', batch_size=32)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding test/<class>/*.jpeg. Default: the generated '
-                             'set in %s, written if missing.' % synthetic.DEFAULT_DATA_DIR)
-    parser.add_argument('--split', choices=reader.SPLITS, default='test')
+                             'set in %s, written if missing.' % data.DEFAULT_DATA_DIR)
+    parser.add_argument('--split', choices=data.SPLITS, default='test')
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.image_folder import reader, synthetic
+    from models.image_folder import model as vgg16_transfer
+    from towers import reports
+
     classes, image_size = vgg16_transfer.load_spec(evaluation.train_dir_from_flags(args))
     checkpoint = evaluation.checkpoint_from_flags(args)
     data_dir = synthetic.locate_or_generate(args.data_dir)
@@ -41,7 +46,7 @@ def main(argv):
             lambda paths: {'probabilities': network(reader.evaluation_input(paths, image_size),
                                                     training=False)},
             checkpoint, np.array([path.encode() for path in split.paths]), args.batch_size,
-            configure_devices(1).config)['probabilities']
+            towers.configure_devices(1).config)['probabilities']
     predictions = probabilities.argmax(axis=1)
     results = evaluation.classification_metrics(split.labels, predictions, classes)
     results.update(
@@ -56,7 +61,7 @@ def main(argv):
         os.path.join(args.out_dir, 'confusion_matrix.png'), results['confusion_matrix'],
         classes, '%s split, %s: accuracy %.3f' % (args.split, os.path.basename(checkpoint),
                                                   results['accuracy']))
-    evaluation.write_events(args.out_dir, checkpoint, results, images={
+    evaluation.write_events(checkpoint, results, images={
         'confusion_matrix': os.path.join(args.out_dir, 'confusion_matrix.png')})
     print('%s: accuracy %.4f on %d %s images; %s'
           % (os.path.basename(checkpoint), results['accuracy'], results['num_examples'],

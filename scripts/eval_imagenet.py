@@ -16,10 +16,8 @@ import os
 
 import numpy as np
 
-from models.datasets.imagenet import reader, sources, synthetic
-from models.imagenet import model
-from towers import cli, evaluation, flags, reports
-from towers.compat import tf
+from models.datasets import imagenet as data
+from towers import cli, evaluation, flags
 
 
 def _parse_args(argv):
@@ -27,7 +25,7 @@ def _parse_args(argv):
     evaluation.add_eval_flags(parser, 'scripts/train_imagenet.py', '/tmp/imagenet_train',
                               '/tmp/imagenet_eval', batch_size=25,
                               precise_bn_batches=evaluation.PRECISE_BN_BATCHES)
-    parser.add_argument('--data_dir', type=flags.data_dir, default=synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', type=flags.data_dir, default=data.DEFAULT_DATA_DIR,
                         help='ImageNet as TFRecord shards (validation-00000-of-00128, ...), or '
                              'with --list_file the folder its paths are relative to.')
     parser.add_argument('--list_file',
@@ -44,6 +42,12 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.imagenet import reader, sources, synthetic
+    from models.imagenet import model
+    from towers import reports
+    from towers.compat import tf
+
     checkpoint = evaluation.checkpoint_from_flags(args)
     source = synthetic.open_split(args.data_dir, sources.VALIDATION, args.list_file)
     net = model.ResNet(model.checkpoint_depth(checkpoint))
@@ -73,14 +77,15 @@ def main(argv):
     with reader.naming_bad_input(source), evaluation.Restored(counts, checkpoint,
                                                               statistics=statistics) as run:
         batch_counts, names, num_batches = run.outputs
-        totals = sum(np.sum(run.run(fetches=batch_counts), axis=0) for _ in range(num_batches))
+        totals = sum(np.sum(counts, axis=0)
+                     for counts in run.run_batches(num_batches, batch_counts))
     evaluation.save_precise_bn(args, checkpoint, statistics)
     results = {name: float(hits) / totals[0] for name, hits in zip(names, totals[1:])}
     results.update(num_examples=int(totals[0]), checkpoint=checkpoint, image_size=args.image_size,
                    global_step=int(tf.train.load_variable(checkpoint, 'global_step')),
                    statistics=statistics.description)
     reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
-    evaluation.write_events(args.out_dir, checkpoint, results)
+    evaluation.write_events(checkpoint, results)
     print('%s at step %d, %d images, batch norm with %s: centre crop top-1 %.3f, top-5 %.3f%s'
           % (net.scope, results['global_step'], results['num_examples'],
              statistics.description, results['top1'], results['top5'],

@@ -12,10 +12,10 @@ panels/<item>_<part>.png [image | true mask | predicted mask].
 """
 import os
 
-from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
-from models.segdec import model as segdec
-from towers import TowersError, cli, configure_devices, evaluation, flags, reports
-from towers.compat import tf
+import towers
+from models import segdec
+from models.datasets import kolektor
+from towers import TowersError, cli, evaluation, flags
 
 
 def parse_args(argv):
@@ -24,10 +24,10 @@ def parse_args(argv):
                               '/tmp/segdec_eval', batch_size=8, precise_bn_batches=0)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
-                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DATA_DIR)
-    parser.add_argument('--subset', choices=kolektor_input.SUBSETS, default='test')
-    parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common')
-    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
+                             'in %s, written if missing.' % kolektor.DEFAULT_DATA_DIR)
+    parser.add_argument('--subset', choices=kolektor.SUBSETS, default='test')
+    parser.add_argument('--split', choices=kolektor.SPLITS, default='common')
+    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor.DILATE,
                         help='Dilation of the true masks shown in the panels.')
     parser.add_argument('--variant', choices=sorted(segdec.VARIANTS), default='tower')
     parser.add_argument('--image_height', type=flags.positive_int, default=None)
@@ -39,7 +39,13 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
+    from models.segdec import model
+    from towers import reports
+    from towers.compat import tf
+
+    height, width = model.input_size(args.variant, args.image_height, args.image_width)
     checkpoint = evaluation.checkpoint_from_flags(args)
     data_dir = kolektor_synthetic.locate_or_generate(args.data_dir)
     data = kolektor_input.evaluation_input(data_dir, height, width, args.subset, args.split,
@@ -47,8 +53,8 @@ def main(argv):
     if data.labels.all() or not data.labels.any():
         raise TowersError('the %s images of %s must include both defective and defect-free '
                           'ones for average precision' % (args.subset, data_dir))
-    setup = configure_devices(1)
-    net = segdec.SegDecNet(args.variant)
+    setup = towers.configure_devices(1)
+    net = model.SegDecNet(args.variant)
 
     def training_batches(batch_size):
         train = kolektor_input.load_split(data_dir, 'train', height, width, args.split,
@@ -84,7 +90,7 @@ def main(argv):
                            % (args.split, args.subset, results['average_precision']))
     reports.write_results(os.path.join(args.out_dir, 'results.json'), results)
     evaluation.write_events(
-        args.out_dir, checkpoint, results,
+        checkpoint, results,
         images=dict([('charts/pr_curve', os.path.join(args.out_dir, 'pr_curve.png'))] + [
             ('panels/' + name, os.path.join(panels_dir, name.replace('/', '_') + '.png'))
             for name in data.names]),

@@ -17,10 +17,9 @@ import os
 
 import numpy as np
 
-from models.side_by_side import architectures, inputs, model
-from towers import TowersError, cli, configure_devices, evaluation, flags, reports
-from towers.compat import tf
-from towers.training import side_by_side, validation
+import towers
+from models.side_by_side import architectures, data_flags
+from towers import TowersError, cli, evaluation, flags
 
 
 def parse_args(argv):
@@ -31,7 +30,7 @@ def parse_args(argv):
     parser.add_argument('--models', type=architectures.parse_list, default=None,
                         help='Comma-separated models to evaluate (default: every model in the '
                              'checkpoint).')
-    inputs.add_data_flags(parser, 'Side of the square input, as in training.')
+    data_flags.add_data_flags(parser, 'Side of the square input, as in training.')
     parser.add_argument('--num_panels', type=flags.non_negative_int, default=4)
     parser.add_argument('--seed', type=int, default=0,
                         help='Order and flips of the training images of precise BN.')
@@ -41,6 +40,11 @@ def parse_args(argv):
 def predict(name, checkpoint, images, batch_size, config, statistics):
     """Model `name` restored alone from `checkpoint`: its masks [n, S, S] for images
     [n, S, S, 3] uint8, batch norm normalising with `statistics`."""
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.side_by_side import model
+    from towers.compat import tf
+    from towers.training import side_by_side
+
     net = model.SegmentationNet(name)
 
     def build(batch):
@@ -48,13 +52,16 @@ def predict(name, checkpoint, images, batch_size, config, statistics):
             return net(tf.cast(batch, tf.float32) / 255.0, is_training=False)
 
     return evaluation.predict(build, checkpoint, images, batch_size, config, names=['mask'],
-                              statistics=statistics)['mask'][..., 0]
+                              statistics=statistics,
+                              what='evaluation of %s' % name)['mask'][..., 0]
 
 
 def training_images(args):
     """batch_size -> an iterator of training batches as the network takes them: images
     [batch_size, S, S, 3] uint8, flipped as in training."""
     def batches(batch_size):
+        from models.side_by_side import inputs
+
         _, data = inputs.load_flagged_split(args, 'train')
         for images, _ in evaluation.pipeline_batches(
                 lambda: inputs.training_input(data, batch_size, args.seed)):
@@ -64,13 +71,18 @@ def training_images(args):
 
 def main(argv):
     args = parse_args(argv)
+    from models.side_by_side import inputs
+    from towers import reports
+    from towers.compat import tf
+    from towers.training import side_by_side
+
     checkpoint = evaluation.checkpoint_from_flags(args)
     names = args.models or side_by_side.models_in_checkpoint(checkpoint, architectures.names())
     if not names:
         raise TowersError('checkpoint %s holds none of the models %s'
                           % (checkpoint, ', '.join(architectures.names())))
     data_dir, data = inputs.load_flagged_split(args, 'test')
-    config = configure_devices(1).config
+    config = towers.configure_devices(1).config
     statistics = evaluation.statistics_from_flags(args, checkpoint, training_images(args))
     masks = {name: predict(name, checkpoint, data.images, args.batch_size, config, statistics)
              for name in names}
@@ -98,7 +110,7 @@ def main(argv):
             panels['panels/' + data.names[index]],
             [data.images[index], data.masks[index]] + [masks[name][index] for name in names],
             '%s: image | truth | %s' % (data.names[index], ' | '.join(names)))
-    evaluation.write_events(out_dir, checkpoint, results, images=panels)
+    evaluation.write_events(checkpoint, results, images=panels)
     print('%s on %d test images of %s (%dx%d):\n%s'
           % (os.path.basename(checkpoint), len(data.names), data_dir, args.image_size,
              args.image_size, table))
@@ -108,6 +120,9 @@ def main(argv):
 def write_curves(path, train_dir, names):
     """The chart of every model's training loss and, where the training validated, its
     validation IoU, from its TensorBoard run in `train_dir`."""
+    from towers import reports
+    from towers.training import side_by_side, validation
+
     titles = [architectures.get(name).TITLE for name in names]
     panels = [([(title,) + side_by_side.loss_curve(train_dir, name)
                 for title, name in zip(titles, names)],

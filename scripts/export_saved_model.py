@@ -16,8 +16,7 @@ the evaluation's flags: --image_size (imagenet, side_by_side), --image_height an
 import os
 
 from models import registry
-from towers import TowersError, cli, export, flags
-from towers.training import checkpoints
+from towers import TowersError, cli, flags
 
 # The flags of sizes (and choices) that some models take, as their evaluation scripts do.
 MODEL_FLAGS = ('image_size', 'image_height', 'image_width', 'models')
@@ -54,6 +53,10 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from towers import export
+    from towers.training import checkpoints
+
     serving = registry.serving(args.model)
     given = {name: getattr(args, name) for name in MODEL_FLAGS if getattr(args, name)}
     unused = sorted(set(given) - set(serving.FLAGS))

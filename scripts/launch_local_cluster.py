@@ -25,10 +25,8 @@ from towers.flags import FlagError
 
 
 def _parse_args(argv):
-    if '--' not in argv:
-        raise FlagError('give the training script after "--", e.g. '
-                        '`launch_local_cluster.py --ps 1 --workers 2 -- scripts/train.py`')
-    split = argv.index('--')
+    # The launcher's own flags first, so that --help and a bad flag answer without a "--".
+    split = argv.index('--') if '--' in argv else len(argv)
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0],
                               usage='%(prog)s [options] -- SCRIPT [FLAGS...]')
     parser.add_argument('--ps', type=flags.positive_int, default=1,
@@ -54,6 +52,9 @@ def _parse_args(argv):
                        'Start nothing unless the processes can run in a private network, '
                        'unreachable from outside it (unprivileged user namespaces).')
     args = parser.parse_args(argv[:split])
+    if split == len(argv):
+        raise FlagError('give the training script after "--", e.g. '
+                        '`launch_local_cluster.py --ps 1 --workers 2 -- scripts/train.py`')
     args.command = argv[split + 1:]
     if not args.command:
         raise FlagError('no training script after "--"')

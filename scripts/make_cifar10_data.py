@@ -11,7 +11,7 @@ import logging
 import os
 
 import towers
-from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+from models.datasets import cifar10
 from towers import cli, flags
 
 log = logging.getLogger('make_cifar10_data')
@@ -22,15 +22,18 @@ def _parse_args(argv):
     parser.add_argument('--data_dir', default='/tmp/cifar10_data',
                         help='Path to the CIFAR-10 data directory.')
     parser.add_argument('--records_per_file', type=flags.positive_int,
-                        default=cifar10_synthetic.RECORDS_PER_FILE,
+                        default=cifar10.RECORDS_PER_FILE,
                         help='Images in each of the six files (the real CIFAR-10 has 10000).')
-    parser.add_argument('--seed', type=int, default=cifar10_synthetic.SEED,
+    parser.add_argument('--seed', type=int, default=cifar10.SEED,
                         help='Seed of the class patterns and the images.')
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+
     batches_dir = os.path.join(args.data_dir, cifar10_synthetic.GENERATED_DIR)
     if os.path.exists(batches_dir):
         raise towers.TowersError('%s exists already; delete it to generate it again'

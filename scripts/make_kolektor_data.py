@@ -7,30 +7,33 @@ given; this script makes one elsewhere or with other settings.
 """
 import os
 
-from models.datasets.kolektor import synthetic as kolektor_synthetic
+from models.datasets import kolektor
 from towers import TowersError, cli, flags
 
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--data_dir', default=kolektor_synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', default=kolektor.DEFAULT_DATA_DIR,
                         help='The folder to create; it must not exist yet.')
     parser.add_argument('--num_items', type=flags.positive_int,
-                        default=kolektor_synthetic.NUM_ITEMS)
+                        default=kolektor.NUM_ITEMS)
     parser.add_argument('--parts_per_item', type=flags.positive_int,
-                        default=kolektor_synthetic.PARTS_PER_ITEM)
+                        default=kolektor.PARTS_PER_ITEM)
     parser.add_argument('--image_height', type=flags.positive_int,
-                        default=kolektor_synthetic.IMAGE_HEIGHT)
+                        default=kolektor.IMAGE_HEIGHT)
     parser.add_argument('--image_width', type=flags.positive_int,
-                        default=kolektor_synthetic.IMAGE_WIDTH)
+                        default=kolektor.IMAGE_WIDTH)
     parser.add_argument('--defect_fraction', type=flags.positive_float,
-                        default=kolektor_synthetic.DEFECT_FRACTION)
+                        default=kolektor.DEFECT_FRACTION)
     parser.add_argument('--seed', type=int, default=0)
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.kolektor import synthetic as kolektor_synthetic
+
     if os.path.exists(args.data_dir):
         raise TowersError('--data_dir %s exists already; remove it or choose another folder'
                           % args.data_dir)

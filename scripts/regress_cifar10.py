@@ -30,10 +30,7 @@ import functools
 import os
 import tempfile
 
-from models.cifar10 import live_regression as cifar10_live
-from models.cifar10 import regression as cifar10_regression
-from towers import TowersError, cli, legacy, regression
-from towers.compat import TF_VERSION, tf
+from towers import TowersError, cli, legacy
 from towers.files import read_json, write_json
 from towers.flags import FlagParser, positive_int, positive_int_list
 
@@ -69,16 +66,25 @@ def parse_args(argv):
 
 
 def _check_training(key, run):
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.cifar10 import regression as cifar10_regression
+
     return cifar10_regression.compare_run(key, run, cifar10_regression.measure_run(run))
 
 
 def _check_evaluation(golden, checkpoint):
+    from models.cifar10 import regression as cifar10_regression
+
     return cifar10_regression.compare_evaluation(
         golden, cifar10_regression.measure_evaluation(golden, checkpoint))
 
 
 def main(argv):
     args = parse_args(argv)
+    from models.cifar10 import live_regression as cifar10_live
+    from towers import regression
+    from towers.compat import TF_VERSION, tf
+
     checks = []
     if args.golden:
         runs = regression.read_runs(args.golden, '--golden')

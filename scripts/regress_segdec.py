@@ -12,8 +12,8 @@ tolerance.
 import functools
 import os
 
-from models.segdec import regression as segdec_regression
-from towers import TowersError, cli, regression
+from towers import TowersError, cli
+from towers.evaluation.eval_flags import DEFAULT_SHOW
 from towers.flags import FlagParser, positive_int
 
 DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -26,17 +26,22 @@ def parse_args(argv):
                         help='The golden figures (JSON with "runs").')
     parser.add_argument('--runs', nargs='*', default=None,
                         help='Keys of the runs to compare (default: all).')
-    parser.add_argument('--show', type=positive_int, default=regression.DEFAULT_SHOW,
+    parser.add_argument('--show', type=positive_int, default=DEFAULT_SHOW,
                         help='How many of the largest deviations to print.')
     return parser.parse_args(argv)
 
 
 def _check(key, run):
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.segdec import regression as segdec_regression
+
     return segdec_regression.compare_run(key, run, segdec_regression.measure_run(run))
 
 
 def main(argv):
     args = parse_args(argv)
+    from towers import regression
+
     runs = regression.read_runs(args.golden, '--golden')
     keys = args.runs or sorted(runs, key=lambda k: runs[k]['num_towers'])
     missing = [k for k in keys if k not in runs]

@@ -15,9 +15,7 @@ import os
 
 import towers
 from models import registry
-from towers import cli, flags, reports
-from towers.benchmarks import measure as benchmark
-from towers.benchmarks import scaling
+from towers import cli, flags
 
 
 def _parse_args(argv):
@@ -43,6 +41,11 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from towers import reports
+    from towers.benchmarks import measure as benchmark
+    from towers.benchmarks import scaling
+
     entry = registry.get(args.model)
     batch_size = args.batch_size or entry.batch_size
     runs = scaling.measure(entry, args.num_gpus, batch_size, args.steps, args.data_dir,

@@ -17,11 +17,8 @@ checkpoint that reads whole. Checkpoints are written every `--save_checkpoint_se
 distributed runtime (see `scripts/launch_local_cluster.py`).
 """
 import towers
-from models.cifar10 import model as cifar10
-from models.cifar10.recipe import Cifar10Recipe
-from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
-from towers import cli, flags
-from towers import cluster
+from models import cifar10
+from towers import cli, cluster, flags
 
 
 def _parse_args(argv):
@@ -41,6 +38,10 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.cifar10.recipe import Cifar10Recipe
+    from models.datasets.cifar10 import reader as cifar10_input, synthetic as cifar10_synthetic
+
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):

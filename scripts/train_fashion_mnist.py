@@ -11,16 +11,14 @@ training set make `--max_steps` unless that is given. The step timing is logged 
 written to `--train_dir/timing.json`; an existing `--train_dir` is resumed.
 """
 import towers
-from models.datasets.fashion_mnist import reader, synthetic
-from models.fashion_mnist import model as fashion_mnist
-from models.fashion_mnist.recipe import FashionMnistRecipe
-from towers import cli, flags
-from towers import cluster
+from models import fashion_mnist
+from models.datasets import fashion_mnist as data
+from towers import cli, cluster, flags
 
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--data_dir', type=flags.data_dir, default=synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', type=flags.data_dir, default=data.DEFAULT_DATA_DIR,
                         help='Where the Fashion-MNIST IDX files are; a generated set is '
                              'written there when they are not.')
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/fashion_mnist_train',
@@ -37,6 +35,10 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.fashion_mnist import reader, synthetic
+    from models.fashion_mnist.recipe import FashionMnistRecipe
+
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):

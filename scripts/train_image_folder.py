@@ -16,11 +16,9 @@ import logging
 import math
 
 import towers
-from models.datasets.image_folder import reader, synthetic
-from models.image_folder import model as vgg16_transfer
-from models.image_folder.recipe import DEFAULT_MODE, LEARNING_RATE, Vgg16TransferRecipe
-from towers import cli, flags
-from towers import cluster
+from models import image_folder
+from models.datasets import image_folder as data
+from towers import cli, cluster, flags
 
 log = logging.getLogger('train_image_folder')
 
@@ -29,11 +27,11 @@ DEFAULT_EPOCHS = 5
 
 def parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n')[0])
-    flags.add_training_flags(parser, mode=DEFAULT_MODE)
+    flags.add_training_flags(parser, mode=image_folder.DEFAULT_MODE)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='The folder holding train/<class>/*.jpeg (and test/), e.g. '
                              'OCT2017. Default: the generated set in %s, written if missing.'
-                             % synthetic.DEFAULT_DATA_DIR)
+                             % data.DEFAULT_DATA_DIR)
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/image_folder_train',
                         help='Checkpoints, event logs and model.json; training resumes from '
                              'the newest checkpoint here.')
@@ -46,12 +44,13 @@ def parse_args(argv):
                              'vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5). Default: '
                              'random initialisation.')
     parser.add_argument('--image_size', type=flags.positive_int,
-                        default=vgg16_transfer.IMAGE_SIZE,
+                        default=image_folder.IMAGE_SIZE,
                         help='Side of the squares the images are resized to (at least %d).'
-                             % vgg16_transfer.MIN_IMAGE_SIZE)
+                             % image_folder.MIN_IMAGE_SIZE)
     parser.add_argument('--batch_size', type=flags.positive_int, default=64,
                         help='Images per tower and step.')
-    parser.add_argument('--learning_rate', type=flags.positive_float, default=LEARNING_RATE,
+    parser.add_argument('--learning_rate', type=flags.positive_float,
+                        default=image_folder.LEARNING_RATE,
                         help='Adam\'s learning rate (the reference: Keras\' default, 0.001).')
     length = parser.add_mutually_exclusive_group()
     length.add_argument('--epochs', type=flags.positive_float, default=DEFAULT_EPOCHS,
@@ -64,6 +63,11 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.image_folder import reader, synthetic
+    from models.image_folder import model as vgg16_transfer
+    from models.image_folder.recipe import Vgg16TransferRecipe
+
     labels = None if args.labels is None else reader.parse_labels(args.labels)
     global_batch = args.batch_size * args.num_gpus
 

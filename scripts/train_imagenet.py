@@ -16,17 +16,16 @@ K steps. With the cluster flags it is one task of a cluster (see
 import logging
 
 import towers
-from models.datasets.imagenet import reader, sources, synthetic
-from models.imagenet import model, recipe as resnet_recipe
-from towers import cli, flags
-from towers import cluster
+from models import imagenet
+from models.datasets import imagenet as data
+from towers import cli, cluster, flags
 
 log = logging.getLogger('train_imagenet')
 
 
 def _parse_args(argv):
     parser = flags.FlagParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--data_dir', type=flags.data_dir, default=synthetic.DEFAULT_DATA_DIR,
+    parser.add_argument('--data_dir', type=flags.data_dir, default=data.DEFAULT_DATA_DIR,
                         help='ImageNet as TFRecord shards (train-00000-of-01024, ...), or with '
                              '--list_file the folder its paths are relative to.')
     parser.add_argument('--list_file',
@@ -36,33 +35,33 @@ def _parse_args(argv):
                         help='With --list_file and --eval_every_steps: the validation list.')
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/imagenet_train',
                         help='Directory where to write event logs and checkpoints.')
-    parser.add_argument('--resnet_depth', type=int, choices=model.DEPTHS, default=50,
+    parser.add_argument('--resnet_depth', type=int, choices=imagenet.DEPTHS, default=50,
                         help='resnet_v1_50, resnet_v1_101 or resnet_v1_152.')
     parser.add_argument('--image_size', type=flags.positive_int, default=224,
                         help='Side of the square training crops (the recipe\'s other pixel '
                              'sizes scale with it).')
-    parser.add_argument('--batch_size', type=flags.positive_int, default=resnet_recipe.BASE_BATCH,
+    parser.add_argument('--batch_size', type=flags.positive_int, default=imagenet.BASE_BATCH,
                         help='Number of images to process in a batch (per tower).')
     parser.add_argument('--max_steps', type=flags.positive_int,
                         help='Number of batches to run (default: all --epochs).')
-    parser.add_argument('--epochs', type=flags.positive_float, default=resnet_recipe.EPOCHS,
+    parser.add_argument('--epochs', type=flags.positive_float, default=imagenet.EPOCHS,
                         help='Length of the schedule, in epochs of the training split.')
     parser.add_argument('--warmup_epochs', type=flags.non_negative_float,
-                        default=resnet_recipe.WARMUP_EPOCHS,
+                        default=imagenet.WARMUP_EPOCHS,
                         help='Epochs of the linear warmup from 0.')
     parser.add_argument('--learning_rate', type=flags.positive_float,
                         help='Peak learning rate (default: %g x global batch / %d).'
-                             % (resnet_recipe.BASE_LEARNING_RATE, resnet_recipe.BASE_BATCH))
+                             % (imagenet.BASE_LEARNING_RATE, imagenet.BASE_BATCH))
     parser.add_argument('--cosine_alpha', type=flags.non_negative_float,
-                        default=resnet_recipe.COSINE_ALPHA,
+                        default=imagenet.COSINE_ALPHA,
                         help='Final learning rate as a fraction of the peak.')
     parser.add_argument('--label_smoothing', type=flags.non_negative_float,
-                        default=model.LABEL_SMOOTHING, help='Label smoothing of the loss.')
+                        default=imagenet.LABEL_SMOOTHING, help='Label smoothing of the loss.')
     parser.add_argument('--weight_decay', type=flags.non_negative_float,
-                        default=model.WEIGHT_DECAY,
+                        default=imagenet.WEIGHT_DECAY,
                         help='Factor of the L2 loss of the kernels.')
     parser.add_argument('--momentum', type=flags.non_negative_float,
-                        default=resnet_recipe.MOMENTUM, help='Momentum of the SGD.')
+                        default=imagenet.MOMENTUM, help='Momentum of the SGD.')
     parser.add_boolean('nesterov', False, 'Use Nesterov momentum.')
     flags.add_training_flags(parser)
     return parser.parse_args(argv)
@@ -70,6 +69,10 @@ def _parse_args(argv):
 
 def main(argv):
     args = _parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.imagenet import reader, sources, synthetic
+    from models.imagenet import model, recipe as resnet_recipe
+
     net = model.ResNet(args.resnet_depth, args.label_smoothing, args.weight_decay)
 
     def work(role, setup):

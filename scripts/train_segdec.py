@@ -12,10 +12,9 @@ cluster on TensorFlow's distributed runtime (see `scripts/launch_local_cluster.p
 import logging
 
 import towers
-from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
-from models.segdec import model as segdec, recipe
-from towers import cli, flags
-from towers import cluster
+from models import segdec
+from models.datasets import kolektor
+from towers import cli, cluster, flags
 
 log = logging.getLogger('train_segdec')
 
@@ -25,7 +24,7 @@ def parse_args(argv):
     flags.add_training_flags(parser, save_checkpoint_steps=200)
     parser.add_argument('--data_dir', type=flags.input_dir, default=None,
                         help='KolektorSDD (folders kos01..kos50). Default: the generated set '
-                             'in %s, written if missing.' % kolektor_synthetic.DEFAULT_DATA_DIR)
+                             'in %s, written if missing.' % kolektor.DEFAULT_DATA_DIR)
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/segdec_train',
                         help='Checkpoints and event logs; training resumes from the newest '
                              'checkpoint here.')
@@ -33,24 +32,24 @@ def parse_args(argv):
                         help='Images per tower and step (the paper: 1; with more, batch norm '
                              'lets the decision net compare the defective and the clean image '
                              'of a batch, which it cannot do at test time).')
-    parser.add_argument('--learn_rate', type=flags.positive_float, default=recipe.LEARN_RATE,
+    parser.add_argument('--learn_rate', type=flags.positive_float, default=segdec.LEARN_RATE,
                         help='Learning rate of plain gradient descent, both stages.')
-    parser.add_argument('--train_mode', choices=recipe.TRAIN_MODES, default='two_stage',
+    parser.add_argument('--train_mode', choices=segdec.TRAIN_MODES, default='two_stage',
                         help='two_stage: segment, then decision (segmentation frozen); or one '
                              'train op only.')
     length = parser.add_mutually_exclusive_group()
     length.add_argument('--epochs', type=flags.positive_float, default=None,
                         help='Length of the first (or only) stage in epochs, an epoch being as '
                              'many images as the training split holds (default %s for segment '
-                             'and total, %s for decision).' % (recipe.SEGMENT_EPOCHS,
-                                                              recipe.DECISION_EPOCHS))
+                             'and total, %s for decision).' % (segdec.SEGMENT_EPOCHS,
+                                                              segdec.DECISION_EPOCHS))
     length.add_argument('--max_steps', type=flags.positive_int, default=None,
                         help='The global step at which the first (or only) stage ends; the '
                              'decision stage of two_stage adds its steps. A run that finds a '
                              'later checkpoint in --train_dir skips the stages it has done.')
     second = parser.add_mutually_exclusive_group()
     second.add_argument('--decision_epochs', type=flags.positive_float,
-                        default=recipe.DECISION_EPOCHS,
+                        default=segdec.DECISION_EPOCHS,
                         help='two_stage: length of the decision stage in epochs.')
     second.add_argument('--decision_steps', type=flags.positive_int, default=None,
                         help='two_stage: length of the decision stage in steps.')
@@ -62,17 +61,21 @@ def parse_args(argv):
                              '1408).' % segdec.SIZE_MULTIPLE)
     parser.add_argument('--image_width', type=flags.positive_int, default=None,
                         help='Input width, a multiple of %d (default 512).' % segdec.SIZE_MULTIPLE)
-    parser.add_argument('--split', choices=kolektor_input.SPLITS, default='common',
+    parser.add_argument('--split', choices=kolektor.SPLITS, default='common',
                         help='common: the first 30 of 50 items train; fold1..3: the paper\'s '
                              '3-fold split by item.')
-    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor_input.DILATE,
+    parser.add_argument('--dilate', type=flags.positive_int, default=kolektor.DILATE,
                         help='Odd side of the square that dilates the masks (1: none).')
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_args(argv)
-    height, width = segdec.input_size(args.variant, args.image_height, args.image_width)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
+    from models.segdec import model, recipe
+
+    height, width = model.input_size(args.variant, args.image_height, args.image_width)
     global_batch = args.batch_size * args.num_gpus
 
     def work(role, setup):
@@ -88,7 +91,7 @@ def main(argv):
             end_step += steps
             log.info('stage %s: until global step %d (%d steps of %d images)',
                      objective, end_step, steps, global_batch)
-            net = segdec.SegDecNet(args.variant, frozen_segment=objective == 'decision')
+            net = model.SegDecNet(args.variant, frozen_segment=objective == 'decision')
             result = towers.fit(
                 recipe.SegDecRecipe(net, args.learn_rate),
                 lambda: kolektor_input.training_input(data, args.num_gpus, args.batch_size,

@@ -17,10 +17,9 @@ import logging
 import math
 
 import towers
-from models.side_by_side import architectures, inputs, recipe
+from models.side_by_side import LEARNING_RATE, architectures, data_flags
 from towers import cli, flags
 from towers.training import preemption
-from towers.training import side_by_side
 
 log = logging.getLogger('train_side_by_side')
 
@@ -32,7 +31,7 @@ def parse_args(argv):
                         help='Comma-separated models to train side by side, among %s '
                              '(default unet,linknet,fpn).' % ', '.join(architectures.names()))
     flags.add_training_flags(parser, cluster=False, save_checkpoint_steps=500)
-    inputs.add_data_flags(parser, 'Side of the square input, a multiple of 32 (default 128).')
+    data_flags.add_data_flags(parser, 'Side of the square input, a multiple of 32 (default 128).')
     parser.add_argument('--train_dir', type=flags.output_dir, default='/tmp/side_by_side_train',
                         help='Checkpoints, and one TensorBoard run per model; training '
                              'resumes from the newest checkpoint here.')
@@ -44,7 +43,7 @@ def parse_args(argv):
     length.add_argument('--max_steps', type=flags.positive_int, default=None,
                         help='Length in steps, instead of --epochs.')
     parser.add_argument('--learning_rate', type=flags.positive_float,
-                        default=recipe.LEARNING_RATE, help='Adam\'s, for every model.')
+                        default=LEARNING_RATE, help='Adam\'s, for every model.')
     parser.add_argument('--log_every_n_steps', type=flags.positive_int, default=10)
     parser.add_argument('--save_summaries_steps', type=flags.positive_int, default=10)
     return parser.parse_args(argv)
@@ -52,6 +51,10 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
+    # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
+    from models.side_by_side import inputs, recipe
+    from towers.training import side_by_side
+
     data_dir, data = inputs.load_flagged_split(args, 'train')
     global_batch = args.batch_size * args.num_gpus
     max_steps = args.max_steps or int(math.ceil(args.epochs * len(data.names) / global_batch))

@@ -99,14 +99,16 @@ def train_program(train_dir, max_steps, *flags):
                                        str(max_steps), '--num_gpus', '1'] + list(flags))
 
 
-def evaluation_events(out_dir):
-    """What an evaluation wrote to TensorBoard in `out_dir`: {tag: (step, value)}, the value a
-    scalar's number, 'image' for an image, 'pr_curve' for a PR-curve summary."""
+def evaluation_events(train_dir):
+    """What evaluations of the checkpoints of `train_dir` wrote to TensorBoard, in its run
+    `eval`: {tag: (step, value)}, the value a scalar's number, 'image' for an image, 'pr_curve'
+    for a PR-curve summary."""
     found = {}
-    for name in os.listdir(out_dir):
+    eval_dir = os.path.join(train_dir, 'eval')
+    for name in os.listdir(eval_dir):
         if not name.startswith('events.out.tfevents'):
             continue
-        for event in tf.train.summary_iterator(os.path.join(out_dir, name)):
+        for event in tf.train.summary_iterator(os.path.join(eval_dir, name)):
             for value in event.summary.value:
                 kind = value.WhichOneof('value')
                 if kind == 'simple_value':

@@ -177,6 +177,12 @@ def test_an_unknown_model_is_refused_with_the_registered_names():
         registry.get('alexnet')
 
 
+@pytest.mark.parametrize('name', registry.names())
+def test_what_the_registry_says_of_a_model_without_tensorflow_is_what_its_entry_says(name):
+    entry = registry.get(name)
+    assert registry.about(name) == tuple(getattr(entry, field) for field in registry.About._fields)
+
+
 def tiny_kolektor(data_dir):
     folder = os.path.join(data_dir, 'kolektor')
     kolektor_synthetic.write_dataset(folder, num_items=10, parts_per_item=4)

@@ -7,8 +7,8 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import (DETERMINISTIC, LOG_LINE, REPO, copy_with_damaged_newest, run_in_process,
-                         run_script, skipped_line)
+from script_runs import (DETERMINISTIC, LOG_LINE, REPO, copy_with_damaged_newest,
+                         evaluation_events, run_in_process, run_script, skipped_line)
 from towers.compat import tf
 
 
@@ -52,6 +52,9 @@ def test_training_on_two_towers_logs_the_tutorials_line_and_writes_a_checkpoint(
                           r'\d+:\d\d:\d\d left$', result.stdout, re.MULTILINE)
     assert progress == ['11/20', '20/20'], result.stdout
     assert '2 towers on 2 virtual CPU devices' in result.stderr
+    # A quiet start (towers.console): none of TensorFlow's C++ start-up lines, no CUDA error.
+    assert not re.search(r'absl::InitializeLog|^[IWE]\d{4} |cuInit|CUDA', result.stderr,
+                         re.MULTILINE), result.stderr
     assert 'using the GENERATED CIFAR-10-format data set' in result.stderr
     assert os.path.exists(os.path.join(train_dir, 'model.ckpt-20.index'))
     assert any(name.startswith('events.out.tfevents') for name in os.listdir(train_dir))
@@ -100,8 +103,17 @@ def test_evaluation_reports_precision_of_the_trained_checkpoint(data_dir, traine
                         data_dir, '--eval_dir', eval_dir, '--run_once=True', '--num_examples',
                         '40', '--batch_size', '20', '--use_fp16=false')
     assert result.returncode == 0, result.stderr
-    assert re.search(r'^\S+ \S+: precision @ 1 = [01]\.\d\d\d$', result.stdout, re.MULTILINE)
+    printed = re.search(r'^\S+ \S+: precision @ 1 = ([01]\.\d\d\d)$', result.stdout,
+                        re.MULTILINE)
+    assert printed, result.stdout
     assert any(name.startswith('events.out.tfevents') for name in os.listdir(eval_dir))
+    assert re.search(r'^progress: evaluation 2/2 batches \(100%\)', result.stderr, re.MULTILINE)
+    # The training's `eval` run holds the evaluation and, at the same step, the validation.
+    events = evaluation_events(train_dir)
+    step = int(tf.train.latest_checkpoint(train_dir).rsplit('-', 1)[1])
+    assert events['precision_at_1'][0] == step
+    assert round(events['precision_at_1'][1], 3) == float(printed.group(1))
+    assert 'validation/precision_at_1' in events
 
 
 def test_evaluation_without_a_checkpoint_directory_is_an_error(tmp_path):

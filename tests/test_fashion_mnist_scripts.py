@@ -77,7 +77,7 @@ def test_evaluation_writes_accuracy_and_a_confusion_matrix(trained, tmp_path):
     assert re.search(r'model\.ckpt-11: accuracy [01]\.\d{4} on 1000 test images', result.stdout)
     assert re.search(r'^progress: evaluation 4/4 batches \(100%\), \d+\.\d\d batches/sec, '
                      r'00:00 left$', result.stderr, re.MULTILINE), result.stderr
-    events = evaluation_events(str(out_dir))
+    events = evaluation_events(train_dir)
     assert events['accuracy'] == (11, pytest.approx(results['accuracy']))
     assert events['confusion_matrix'] == (11, 'image')
 

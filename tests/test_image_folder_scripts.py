@@ -70,7 +70,7 @@ def test_evaluation_writes_accuracy_overall_and_per_class_and_a_confusion_matrix
     assert os.path.getsize(str(tmp_path / 'confusion_matrix.png')) > 0
     assert 'model.ckpt-2: accuracy %.4f on 8 test images; NORMAL' % results['accuracy'] in (
         result.stdout)
-    events = evaluation_events(str(tmp_path))
+    events = evaluation_events(train_dir)
     assert events['accuracy'] == (2, pytest.approx(results['accuracy']))
     assert events['per_class/NORMAL/accuracy'][0] == 2
     assert events['confusion_matrix'] == (2, 'image')

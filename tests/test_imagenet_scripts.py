@@ -106,7 +106,7 @@ def test_evaluation_writes_top1_and_top5_of_centre_crop_and_10_crop(trained, dat
     assert results['statistics'] == 'precise (2 training batches)'
     # 2 batches of the training's batch per tower (4, resumed on one tower)
     assert 'precise batch-norm statistics from 2 training batches of 4 example(s)' in result.stderr
-    events = evaluation_events(out_dir)
+    events = evaluation_events(train_dir)
     for key in ('top1', 'top5', 'top1_10crop', 'top5_10crop'):
         assert 0 <= results[key] <= 1
         assert events[key] == (4, pytest.approx(results[key]))

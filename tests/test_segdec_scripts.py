@@ -119,7 +119,7 @@ def test_training_both_stages_then_evaluating_writes_checkpoint_results_and_figu
     assert os.path.exists(os.path.join(out_dir, 'pr_curve.png'))
     assert sorted(os.listdir(os.path.join(out_dir, 'panels')))[:2] == [
         'kos04_Part0.png', 'kos04_Part1.png']
-    events = evaluation_events(out_dir)
+    events = evaluation_events(train_dir)
     assert events['average_precision'] == (5, pytest.approx(results['average_precision']))
     assert events['pr_curve/pr_curves'] == (5, 'pr_curve')
     assert events['charts/pr_curve'] == events['panels/kos04/Part0'] == (5, 'image')

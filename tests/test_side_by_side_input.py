@@ -7,7 +7,7 @@ from PIL import Image
 
 from models.datasets.kolektor import synthetic as kolektor_synthetic
 from models.datasets.segmentation_folder import reader, synthetic
-from models.side_by_side import inputs
+from models.side_by_side import data_flags, inputs
 from towers import flags
 from towers.compat import tf
 from towers.errors import TowersError
@@ -104,7 +104,7 @@ def test_a_held_out_fraction_leaves_at_least_one_pair_on_each_side(tmp_path):
 def test_the_scripts_data_flags_name_the_held_out_fraction_of_one_folder(tmp_path):
     write_one_folder(str(tmp_path), 8)
     parser = flags.FlagParser()
-    inputs.add_data_flags(parser, 'side')
+    data_flags.add_data_flags(parser, 'side')
     args = parser.parse_args(['--data_dir', str(tmp_path), '--image_size', '32',
                               '--test_fraction', '0.25'])
     data_dir, test = inputs.load_flagged_split(args, 'test')

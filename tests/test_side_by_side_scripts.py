@@ -79,7 +79,7 @@ def test_training_side_by_side_then_evaluating_writes_results_table_chart_and_pa
     assert os.path.getsize(os.path.join(out_dir, 'loss_curves.png')) > 0
     assert sorted(os.listdir(os.path.join(out_dir, 'panels'))) == ['test_0000.png',
                                                                    'test_0001.png']
-    events = evaluation_events(out_dir)
+    events = evaluation_events(train_dir)
     for name in MODELS:
         assert events['%s/iou' % name] == (2, pytest.approx(results[name]['iou']))
     assert events['panels/test_0000'] == (2, 'image')

@@ -53,7 +53,8 @@ def test_the_metric_is_logged_after_every_kth_step_and_the_last_next_to_the_prog
     assert [lines[index - 1].split(': ', 1)[1].split(',')[0] for index, _ in validated] == [
         'step 1', 'step 3', 'step 4']
     written = {}
-    for path in glob.glob(os.path.join(str(tmp_path), 'events.out.tfevents.*')):
+    # In the `eval` run beside the training's, where the evaluation scripts write too.
+    for path in glob.glob(os.path.join(str(tmp_path), 'eval', 'events.out.tfevents.*')):
         for event in tf.train.summary_iterator(path):
             for value in event.summary.value:
                 if value.tag == 'validation/accuracy':

@@ -1,7 +1,7 @@
 """CIFAR-10's entry in the model registry (`models.registry`): the tutorial's network, recipe,
 data and benchmark batch."""
 from models import registry
-from models.cifar10 import model
+from models.cifar10 import ABOUT, model
 from models.cifar10.recipe import Cifar10Recipe
 from models.datasets import cifar10 as data
 from towers.benchmarks.measure import in_memory_batch
@@ -24,8 +24,6 @@ def real_input(data_dir, global_batch):
 
 
 ENTRY = registry.Entry(
-    name='cifar10', title='CIFAR-10',
-    description='the TF1 tutorial\'s CIFAR-10 network on 24x24 crops (%s)' % data.DEFAULT_DATA_DIR,
-    batch_size=model.BATCH_SIZE, recipe=Cifar10Recipe, objective='total',
+    name='cifar10', **ABOUT._asdict(), recipe=Cifar10Recipe, objective='total',
     synthetic_batch=synthetic_batch, real_input=real_input,
     flop_skip_scopes=model.NORMALIZATION_SCOPES)

@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from models.cifar10 import BATCH_SIZE
 from models.datasets.cifar10 import reader as cifar10_input
 from towers.compat import tf
 from towers.replication.tower import TOWER_NAME
@@ -31,7 +32,6 @@ NUM_CLASSES = cifar10_input.NUM_CLASSES
 NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN = cifar10_input.NUM_EXAMPLES_PER_EPOCH_FOR_TRAIN
 NUM_EXAMPLES_PER_EPOCH_FOR_EVAL = cifar10_input.NUM_EXAMPLES_PER_EPOCH_FOR_EVAL
 
-BATCH_SIZE = 128
 MOVING_AVERAGE_DECAY = 0.9999
 NUM_EPOCHS_PER_DECAY = 350.0
 LEARNING_RATE_DECAY_FACTOR = 0.1

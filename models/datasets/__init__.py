@@ -9,6 +9,8 @@
 
 Each package holds `reader.py` (the real format; a bad file or record stops with one error
 naming it) and `synthetic.py` (a small learnable set written in that same format, for default
-runs and tests). `locate_or_generate`, reading bad inputs and opening images go through
-`towers.datasets`, so every set finds, generates and reports alike.
+runs and tests); its `__init__.py` holds what the scripts' flags show (`DEFAULT_DATA_DIR`, ...)
+and imports those modules when one of their names is first used (`towers.lazy`), so that a
+script reads its flags without TensorFlow. `locate_or_generate`, reading bad inputs and opening
+images go through `towers.datasets`, so every set finds, generates and reports alike.
 """

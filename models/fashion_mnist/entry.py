@@ -3,7 +3,7 @@ multi-GPU example, one model shared by the towers."""
 from models import registry
 from models.datasets import fashion_mnist as data
 from models.datasets.fashion_mnist import reader
-from models.fashion_mnist import model
+from models.fashion_mnist import ABOUT
 from models.fashion_mnist.recipe import FashionMnistRecipe
 from towers.benchmarks.measure import in_memory_batch
 from towers.compat import tf
@@ -30,9 +30,6 @@ def real_input(data_dir, global_batch):
 
 
 ENTRY = registry.Entry(
-    name='fashion_mnist', title='Fashion-MNIST (Keras)',
-    description='the Keras CNN of the Fashion-MNIST multi-GPU example, one model shared by the '
-                'towers (%s)' % data.DEFAULT_DATA_DIR,
-    batch_size=model.BATCH_SIZE, recipe=lambda batch_size: FashionMnistRecipe(),
+    name='fashion_mnist', **ABOUT._asdict(), recipe=lambda batch_size: FashionMnistRecipe(),
     objective='total', synthetic_batch=synthetic_batch, real_input=real_input,
     flop_skip_scopes=())

@@ -9,10 +9,8 @@ towers restores into the model built anywhere else (evaluation).
     outputs = tower_fn(SharedModel(build_model), (images, one_hot_labels))
 """
 from models.datasets.fashion_mnist import reader
+from models.fashion_mnist import BATCH_SIZE
 from towers.compat import keras, tf
-
-# Images per tower: the reference's batch per replica.
-BATCH_SIZE = 512
 
 
 def build_model(num_classes=reader.NUM_CLASSES):

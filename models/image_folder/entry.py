@@ -3,14 +3,12 @@ but for block 5, a new softmax, at 64x64 on OCT2017's classes."""
 from models import registry
 from models.datasets import image_folder as data
 from models.datasets.image_folder import synthetic
-from models.image_folder import model
+from models.image_folder import ABOUT, BENCHMARK_SIZE as SIZE, model
 from models.image_folder.recipe import Vgg16TransferRecipe
 from towers.benchmarks.measure import in_memory_batch
 from towers.compat import tf
 
-# 64x64 rather than its 224x224 (12x fewer FLOPs), so that a CPU takes a step of a few towers
-# in about a second; the classes of OCT2017.
-SIZE = 64
+# The classes of OCT2017.
 CLASSES = list(synthetic.CLASSES)
 
 
@@ -34,8 +32,5 @@ def real_input(data_dir, global_batch):
 
 
 ENTRY = registry.Entry(
-    name='image_folder', title='VGG16 transfer %dx%d' % (SIZE, SIZE),
-    description='Keras VGG16 frozen but for block 5, a new softmax, on %dx%d JPEGs of '
-                'OCT2017\'s classes (%s)' % (SIZE, SIZE, data.DEFAULT_DATA_DIR),
-    batch_size=16, recipe=recipe, objective='total', synthetic_batch=synthetic_batch,
-    real_input=real_input, flop_skip_scopes=())
+    name='image_folder', **ABOUT._asdict(), recipe=recipe, objective='total',
+    synthetic_batch=synthetic_batch, real_input=real_input, flop_skip_scopes=())

@@ -22,6 +22,7 @@ import os
 import h5py
 import numpy as np
 
+from models.image_folder import IMAGE_SIZE, MIN_IMAGE_SIZE
 from towers.compat import keras, tf
 from towers.errors import TowersError
 from towers.files import read_json, write_json
@@ -29,9 +30,6 @@ from towers.replication.keras_models import SharedModel
 
 log = logging.getLogger(__name__)
 
-IMAGE_SIZE = 224
-# VGG16's five poolings halve the image five times; Keras refuses inputs smaller than this.
-MIN_IMAGE_SIZE = 32
 TRAINABLE_VGG16_LAYERS = 4
 VGG16_LAYER_PREFIX = 'block'
 # The mean pixel of ImageNet's training images, blue, green, red, on 0..255.

@@ -2,19 +2,12 @@
 cross entropy of each tower's images; no schedule, no weight decay, no moving averages."""
 import numpy as np
 
+from models.image_folder import LEARNING_RATE
 from towers.training.assembly import Recipe
 from towers.compat import tf
-from towers.replication.registry import Mode
 
-# Keras' Adam, which the reference used: learning rate 0.001, epsilon 1e-7.
-LEARNING_RATE = 0.001
+# Keras' Adam, which the reference used: epsilon 1e-7 (and `LEARNING_RATE`).
 ADAM_EPSILON = 1e-7
-
-# The training mode of the scripts, the fastest the benchmark measured side by side on CPUs
-# (`benchmark.py --model image_folder --quick --num_gpus 2`, 64x64, 16 per tower): the towers
-# with XLA, 1.23x [1.22-1.26] the towers without. (Keras models take neither the replicated
-# update nor mixed precision.)
-DEFAULT_MODE = Mode(xla=True)
 
 
 class Vgg16TransferRecipe(Recipe):

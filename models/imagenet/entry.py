@@ -3,19 +3,10 @@ with the reference recipe."""
 from models import registry
 from models.datasets import imagenet as data
 from models.datasets.imagenet import sources
-from models.imagenet import model
+from models.imagenet import ABOUT, CPU_SIZE, GPU_SIZE, model
 from models.imagenet.recipe import ResNetRecipe
 from towers.benchmarks.measure import in_memory_batch
 from towers.compat import tf
-
-# tf_cnn_benchmarks' 224x224 where there is a GPU; a CPU takes it at 64x64, 12x fewer FLOPs, so
-# that a step of 2 towers of 32 images takes seconds rather than a minute.
-GPU_SIZE = 224
-CPU_SIZE = 64
-PUBLISHED = (
-    'published, tf_cnn_benchmarks ResNet-50 224x224, 64 images per GPU, parameter server on '
-    'the CPU, P100 DGX-1: synthetic 219 / 422 / 852 / 1734, real data 218 / 425 / 853 / 1630 '
-    'images/sec on 1 / 2 / 4 / 8 GPUs')
 
 
 def image_size():
@@ -45,9 +36,5 @@ def real_input(data_dir, global_batch):
 
 
 ENTRY = registry.Entry(
-    name='imagenet', title='ResNet-50',
-    description='tf-slim\'s ResNet-50 v1 with the reference ImageNet recipe, %dx%d with a GPU, '
-                '%dx%d without (%s)' % (GPU_SIZE, GPU_SIZE, CPU_SIZE, CPU_SIZE,
-                                        data.DEFAULT_DATA_DIR),
-    batch_size=32, recipe=recipe, objective='total', synthetic_batch=synthetic_batch,
-    real_input=real_input, flop_skip_scopes=(), published=PUBLISHED)
+    name='imagenet', **ABOUT._asdict(), recipe=recipe, objective='total',
+    synthetic_batch=synthetic_batch, real_input=real_input, flop_skip_scopes=())

@@ -17,13 +17,11 @@ plus 1e-4 times the sum of `tf.nn.l2_loss` of every convolution and dense kernel
 `weights` variables: no biases, no batch-norm parameters), both in the `losses` collection.
 """
 from models.datasets.imagenet import reader
+from models.imagenet import DEPTHS, LABEL_SMOOTHING, WEIGHT_DECAY
 from towers.compat import slim, tf
 from towers.errors import TowersError
 
 NUM_CLASSES = 1000
-DEPTHS = (50, 101, 152)
-LABEL_SMOOTHING = 0.1
-WEIGHT_DECAY = 1e-4
 BATCH_NORM_DECAY = 0.9
 BATCH_NORM_EPSILON = 1e-5
 # The kernels of tf-slim's convolution and fully connected layers, which weight decay covers.

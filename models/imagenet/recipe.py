@@ -12,16 +12,11 @@ import math
 
 import numpy as np
 
+from models.imagenet import (BASE_BATCH, BASE_LEARNING_RATE, COSINE_ALPHA, EPOCHS, MOMENTUM,
+                             WARMUP_EPOCHS)
 from towers.training.assembly import Recipe
 from towers.compat import tf
 from towers.errors import TowersError
-
-BASE_LEARNING_RATE = 0.05
-BASE_BATCH = 128
-EPOCHS = 50
-WARMUP_EPOCHS = 1
-COSINE_ALPHA = 1e-4
-MOMENTUM = 0.9
 
 
 class Schedule(collections.namedtuple('Schedule', ['peak', 'warmup_steps', 'total_steps',

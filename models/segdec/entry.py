@@ -2,16 +2,10 @@
 on KolektorSDD, for the benchmark."""
 from models import registry
 from models.datasets import kolektor as data
-from models.segdec import model
+from models.segdec import ABOUT, BENCHMARK_SIZE as SIZE, model
 from models.segdec.recipe import SegDecRecipe
 from towers.benchmarks.measure import in_memory_batch
 from towers.compat import tf
-
-# The smallest square input on which every layer gets a gradient (at 64x64 the decision net's
-# last convolution has a single output pixel), for a cheap step: the segmentation stage takes
-# 11.4 GFLOP per image forward and 34 GFLOP to train, most of it in the 15x15 feature
-# convolution (about 1 s per image on 2 CPU cores, milliseconds on a GPU).
-SIZE = 128
 
 
 def recipe(batch_size):
@@ -39,8 +33,5 @@ def real_input(data_dir, global_batch):
 
 
 ENTRY = registry.Entry(
-    name='segdec', title='SegDecNet %dx%d' % (SIZE, SIZE),
-    description='SegDecNet\'s segmentation stage on %dx%d KolektorSDD images (%s)'
-                % (SIZE, SIZE, data.DEFAULT_DATA_DIR),
-    batch_size=1, recipe=recipe, objective='segment', synthetic_batch=synthetic_batch,
-    real_input=real_input, flop_skip_scopes=())
+    name='segdec', **ABOUT._asdict(), recipe=recipe, objective='segment',
+    synthetic_batch=synthetic_batch, real_input=real_input, flop_skip_scopes=())

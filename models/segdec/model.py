@@ -30,8 +30,7 @@ For the same reason the decision net trains best on one image per tower: batch n
 batch that always holds a defective and a clean image lets it compare the two, which it cannot
 do at test time (average precision 0.84-0.88 instead of 0.99 in trials).
 """
-import collections
-
+from models.segdec import OUTPUT_STRIDE, SIZE_MULTIPLE, VARIANTS
 from towers.compat import slim, tf
 from towers.errors import TowersError
 from towers.replication.tower import Objective
@@ -43,20 +42,9 @@ SEGMENT_BLOCKS = ((32, 32), (64, 64, 64), (64, 64, 64, 64))
 FEATURE_CHANNELS = 1024
 FEATURE_KERNEL = 15
 DECISION_CHANNELS = (8, 16, 32)
-OUTPUT_STRIDE = 8
-# Sizes must allow the decision net's three further 2x2 pools.
-SIZE_MULTIPLE = OUTPUT_STRIDE * 8
 # The moving statistics must settle within the few hundred steps this project trains for;
 # tf-slim's default 0.999 would leave them near their initial 0 and 1.
 BATCH_NORM_DECAY = 0.9
-
-Variant = collections.namedtuple('Variant', ['num_logits', 'image_height', 'image_width'])
-VARIANTS = {
-    # The TF1 multi-GPU version: a two-class softmax head on 1280x512 inputs.
-    'tower': Variant(num_logits=2, image_height=1280, image_width=512),
-    # The paper: one logit (sigmoid) on 1408x512 inputs.
-    'paper': Variant(num_logits=1, image_height=1408, image_width=512),
-}
 
 
 def input_size(variant, image_height=None, image_width=None):

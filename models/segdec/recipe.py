@@ -6,19 +6,10 @@ graph: `SegDecRecipe(SegDecNet(frozen_segment=True), ...)` for the second.
 """
 import math
 
-from models.segdec import model
+from models.segdec import DECISION_EPOCHS, LEARN_RATE, SEGMENT_EPOCHS, TRAIN_MODES, model
 from towers.errors import TowersError
 from towers.evaluation.metrics import detection_metrics
 from towers.training.assembly import Recipe
-
-TRAIN_MODES = ('two_stage', 'segment', 'decision', 'total')
-# The default schedule: the paper's learning rate for cross entropy, and as many epochs (one
-# epoch being as many images as the training split holds) as the generated set needs at
-# 320x128 to reach an average precision near 0.99 (see docs/workloads.md). A decision step
-# costs about a third of a segment step, since the frozen segmentation net only runs forward.
-SEGMENT_EPOCHS = 1.5
-DECISION_EPOCHS = 2.0
-LEARN_RATE = 0.1
 
 
 class SegDecRecipe(Recipe):

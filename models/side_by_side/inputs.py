@@ -14,39 +14,18 @@ its grayscale images repeated into the three channels the ResNet encoder takes.
 """
 import numpy as np
 
-from models.datasets import kolektor, segmentation_folder
+from models.datasets import kolektor
 from models.datasets.segmentation_folder import reader as folder_reader
 from models.side_by_side import resnet34
-from towers import flags
+from models.side_by_side.data_flags import DATASETS
 
-DATASETS = {'folder': segmentation_folder, 'kolektor': kolektor}
 training_input = folder_reader.training_input
 validation_input = folder_reader.validation_input
 
 
-def add_data_flags(parser, image_size_help):
-    """Adds the data flags of the segmentation scripts: --dataset, --data_dir, --image_size and
-    --test_fraction; `load_flagged_split(args, subset)` reads what they name."""
-    parser.add_argument('--dataset', choices=sorted(DATASETS), default='folder',
-                        help='folder: images/NAME.png|jpg with masks/NAME.png (a fixed '
-                             '--test_fraction held out), or train/ and test/ folders of them; '
-                             'kolektor: KolektorSDD (folders kos01..kos50).')
-    parser.add_argument('--data_dir', type=flags.input_dir, default=None,
-                        help='The data set; default: the one in %s (or %s for kolektor), '
-                             'generated there in its format when missing.'
-                             % (segmentation_folder.DEFAULT_DATA_DIR, kolektor.DEFAULT_DATA_DIR))
-    parser.add_argument('--image_size', type=flags.positive_int, default=128,
-                        help=image_size_help)
-    parser.add_argument('--test_fraction', type=flags.fraction,
-                        default=folder_reader.TEST_FRACTION,
-                        help='Of a folder set that is one images/ folder, the fraction of the '
-                             'pairs held out for testing, the same pairs in training and '
-                             'evaluation (default %s).' % folder_reader.TEST_FRACTION)
-
-
 def load_flagged_split(args, subset):
-    """(the data set's directory, the `SegmentationSet` of `subset`) that `add_data_flags`'
-    flags name."""
+    """(the data set's directory, the `SegmentationSet` of `subset`) that
+    `data_flags.add_data_flags`' flags name."""
     data_dir = locate_or_generate(args.dataset, args.data_dir)
     return data_dir, load_split(args.dataset, data_dir, subset, args.image_size,
                                 args.test_fraction)

@@ -3,12 +3,11 @@
 The reference is TF 2 Keras code, whose Adam adds epsilon 1e-7 to the denominator (TF 1's
 `AdamOptimizer` defaults to 1e-8); the Keras value is kept.
 """
-from models.side_by_side import model
+from models.side_by_side import LEARNING_RATE, model
 from towers.compat import tf
 from towers.evaluation.metrics import segmentation_metrics
 from towers.training.assembly import Recipe
 
-LEARNING_RATE = 1e-3
 ADAM_EPSILON = 1e-7
 
 

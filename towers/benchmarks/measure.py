@@ -25,17 +25,11 @@ import os
 import numpy as np
 
 from towers import bars
+from towers.benchmarks.plan import FULL, QUICK, Plan
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.training.determinism import op_determinism
 from towers.training.hooks import StepTimerHook
-
-Plan = collections.namedtuple('Plan', ['warmup_steps', 'steps_per_repeat', 'repeats'])
-Plan.__doc__ = """How long to measure: untimed warm-up steps, then `repeats` rounds, each timing
-a block of `steps_per_repeat` steps of every configuration."""
-
-QUICK = Plan(warmup_steps=2, steps_per_repeat=2, repeats=7)
-FULL = Plan(warmup_steps=3, steps_per_repeat=3, repeats=11)
 
 # Ratios whose interquartile range over the rounds is wider than this are too noisy to read.
 MAX_SPREAD = 0.1

@@ -40,9 +40,17 @@ The modules: `task` plays a process's part (`from_flags`, `run_task`); `roles` h
 (and `ps_watchdog.py`, the process it runs); `tf_config` reads `TF_CONFIG`; `launcher` runs a
 whole cluster on this machine, in a private network (`isolation`).
 """
-from towers.cluster.ps_watch import ParameterServerWatch
-from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, SingleProcess, Worker
-from towers.cluster.task import from_flags, run_task
+from towers import lazy
+
+# Imported when first used (`towers.lazy`): a training script reads its flags, and the launcher
+# runs, without TensorFlow.
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'ParameterServerWatch': 'towers.cluster.ps_watch',
+    'PS_JOB': 'towers.cluster.roles', 'WORKER_JOB': 'towers.cluster.roles',
+    'ParameterServer': 'towers.cluster.roles', 'SingleProcess': 'towers.cluster.roles',
+    'Worker': 'towers.cluster.roles',
+    'from_flags': 'towers.cluster.task', 'run_task': 'towers.cluster.task',
+})
 
 __all__ = ['PS_JOB', 'WORKER_JOB', 'ParameterServer', 'ParameterServerWatch', 'SingleProcess',
            'Worker', 'from_flags', 'run_task']

@@ -8,6 +8,9 @@ from towers.files import TIMING_FILE
 
 # The default of --precise_bn_batches for the workloads that evaluate with precise statistics.
 PRECISE_BN_BATCHES = 50
+# How many of the largest deviations a regression's report lists (`towers.evaluation.regression`;
+# the regression scripts' --show).
+DEFAULT_SHOW = 10
 
 
 def add_eval_flags(parser, train_script, train_dir, out_dir, batch_size=None,

@@ -1,18 +1,25 @@
-"""An evaluation's figures in TensorBoard, beside its `results.json` in the script's `--out_dir`.
+"""An evaluation's figures in TensorBoard, in the `eval` run beside the training's events.
 
-    write_events(args.out_dir, checkpoint, results,
+    write_events(checkpoint, results,
                  images={'confusion_matrix': 'out/confusion_matrix.png'},
                  pr_curves={'pr_curve': (labels, scores)})
 
-One event file at the evaluated checkpoint's global step: every number of `results` (nested
-dicts give 'unet/iou'; lists, strings and booleans are left out) as a scalar, each PNG as an
-image summary, and each (labels, scores) as TensorBoard's PR-curve summary. So that
+One event file in `<train_dir>/eval` (the folder of the evaluated checkpoint; TF 1.x's Estimator
+kept its evaluations in `<model_dir>/eval` too) at the checkpoint's global step: every number of
+`results` (nested dicts give 'unet/iou'; lists, strings and booleans are left out) as a scalar,
+each PNG as an image summary, and each (labels, scores) as TensorBoard's PR-curve summary.
+Validation while training (`--eval_every_steps`, `towers.training.validation`) writes to the same
+run. So that
 
-    tensorboard --logdir_spec train:/tmp/segdec_train,eval:/tmp/segdec_eval
+    tensorboard --logdir /tmp/segdec_train
 
-shows the training's curves and, at each evaluated step, its metrics.
+shows the training's curves and, as the run `eval`, the metrics at each evaluated step. The
+results' files (`results.json`, the PNGs) stay in the script's `--out_dir`; a training folder
+that cannot be written (a checkpoint read from elsewhere) gets no events, and a line says so.
 """
+import logging
 import numbers
+import os
 
 import numpy as np
 from PIL import Image
@@ -22,14 +29,22 @@ from towers.compat import tf
 from towers.training import checkpoints
 
 PR_CURVE_THRESHOLDS = 201
+# The TensorBoard run of evaluations and validation, a folder in the training's.
+EVAL_RUN = 'eval'
+
+log = logging.getLogger(__name__)
 
 
-def write_events(directory, checkpoint, results, images=None, pr_curves=None):
-    """Writes the figures of an evaluation of `checkpoint` into `directory` (see the module
-    docstring).
+def eval_dir(train_dir):
+    """Where evaluations of the checkpoints of `train_dir` write their TensorBoard events."""
+    return os.path.join(train_dir, EVAL_RUN)
+
+
+def write_events(checkpoint, results, images=None, pr_curves=None):
+    """Writes the figures of an evaluation of `checkpoint` into the `eval` run beside it (see
+    the module docstring).
 
     Args:
-      directory: the evaluation's output folder.
       checkpoint: the evaluated checkpoint's prefix, whose global step the events carry.
       results: dict of the evaluation's figures, as in its results.json.
       images: dict tag -> path of a PNG file.
@@ -47,7 +62,13 @@ def write_events(directory, checkpoint, results, images=None, pr_curves=None):
     summary = tf.Summary(value=values)
     for tag, (labels, scores) in (pr_curves or {}).items():
         summary.MergeFromString(_pr_curve(tag, labels, scores).SerializeToString())
-    writer = tf.summary.FileWriter(directory)
+    directory = eval_dir(os.path.dirname(checkpoint))
+    try:
+        writer = tf.summary.FileWriter(directory)
+    except (OSError, tf.errors.OpError) as err:
+        log.warning('no TensorBoard events of this evaluation: cannot write to %s (%s)',
+                    directory, getattr(err, 'strerror', None) or err)
+        return
     writer.add_summary(summary, checkpoints.saved_step(checkpoint))
     writer.close()
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from towers import bars
 from towers.errors import TowersError
+from towers.evaluation.eval_flags import DEFAULT_SHOW
 from towers.evaluation.replay import (ClassicTowers, Replay, classic_towers,
                                       evaluate_checkpoint, measure_builder, measure_training)
 from towers.files import read_json
@@ -40,9 +41,6 @@ from towers.files import read_json
 __all__ = ['ClassicTowers', 'Comparison', 'Deviation', 'Relative', 'Replay', 'check_runs',
            'classic_towers', 'compare_figures', 'evaluate_checkpoint', 'measure_builder',
            'measure_training', 'read_runs', 'regress_builders', 'report']
-
-# How many of the largest deviations a report lists.
-DEFAULT_SHOW = 10
 
 
 class Deviation(collections.namedtuple(

@@ -18,8 +18,9 @@ training step, and outside the steps' timing. Its line follows the progress line
 
     2026-01-01 12:00:00.000000: step 100, validation accuracy = 0.8520 (1000 examples, 1.2 s)
 
-and TensorBoard gets `validation/<metric>` at the step in the run of the model (`train_dir`,
-or each model's run side by side). Only the chief validates.
+and TensorBoard gets `validation/<metric>` at the step in the `eval` run beside the training's
+events (`<train_dir>/eval`, where the evaluation scripts write theirs: `towers.evaluation.events`;
+side by side, each model's `<train_dir>/<model>/eval`). Only the chief validates.
 """
 import collections
 import datetime
@@ -31,6 +32,7 @@ import numpy as np
 from towers.compat import tf
 from towers.devices import assign_to_device
 from towers.errors import TowersError
+from towers.evaluation import events
 from towers.training.hooks import StepHook, read_steps_done
 
 # The TensorBoard tag of a validation metric: 'validation/accuracy'.
@@ -167,7 +169,7 @@ class ValidationHook(StepHook):
                 else {'': metrics})
         for run, values in runs.items():
             writer = tf.summary.FileWriterCache.get(
-                os.path.join(self._train_dir, run) if run else self._train_dir)
+                events.eval_dir(os.path.join(self._train_dir, run) if run else self._train_dir))
             writer.add_summary(tf.Summary(value=[
                 tf.Summary.Value(tag=TAG % name, simple_value=float(value))
                 for name, value in values.items()]), step)

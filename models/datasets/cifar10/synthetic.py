@@ -17,15 +17,12 @@ import os
 
 import numpy as np
 
+from models.datasets.cifar10 import DEFAULT_DATA_DIR, RECORDS_PER_FILE, SEED
 from models.datasets.cifar10 import reader as cifar10_input
 from towers import datasets
 from towers.files import write_directory_atomically
 
-# The tutorial's --data_dir when none is given.
-DEFAULT_DATA_DIR = '/tmp/cifar10_data'
 GENERATED_DIR = 'cifar-10-batches-generated'
-RECORDS_PER_FILE = 2000
-SEED = 0
 
 _GRID = 6
 _PATTERN_AMPLITUDE = 15.0

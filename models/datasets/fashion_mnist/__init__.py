@@ -5,9 +5,20 @@ The data-set interface (`models.datasets`): `locate_or_generate`, `training_inpu
 batches while training). Every header, size and label is
 checked before the graph runs, naming the file.
 """
-from models.datasets.fashion_mnist.reader import (evaluation_input, load_split, training_input,
-                                                  validation_input)
-from models.datasets.fashion_mnist.synthetic import DEFAULT_DATA_DIR, locate_or_generate
+from towers import lazy
+
+# The scripts' --data_dir when none is given (`synthetic` generates a set there), here so that
+# reading the flags imports no TensorFlow.
+DEFAULT_DATA_DIR = '/tmp/fashion_mnist_data'
+
+# Imported when first used (`towers.lazy`).
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'evaluation_input': 'models.datasets.fashion_mnist.reader',
+    'load_split': 'models.datasets.fashion_mnist.reader',
+    'training_input': 'models.datasets.fashion_mnist.reader',
+    'validation_input': 'models.datasets.fashion_mnist.reader',
+    'locate_or_generate': 'models.datasets.fashion_mnist.synthetic',
+})
 
 __all__ = ['DEFAULT_DATA_DIR', 'evaluation_input', 'load_split', 'locate_or_generate',
            'training_input', 'validation_input']

@@ -16,12 +16,10 @@ and the sizes alone: every process that generates it gets the same bytes.
 import numpy as np
 from PIL import Image
 
-from models.datasets.fashion_mnist import reader
+from models.datasets.fashion_mnist import DEFAULT_DATA_DIR, reader
 from towers import datasets
 from towers.files import write_directory_atomically
 
-# The scripts' --data_dir when none is given.
-DEFAULT_DATA_DIR = '/tmp/fashion_mnist_data'
 GENERATED_DIR = 'fashion-mnist-generated'
 NUM_TRAIN = 6000
 NUM_TEST = 1000

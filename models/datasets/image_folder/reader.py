@@ -33,13 +33,13 @@ import os
 
 import numpy as np
 
+from models.datasets.image_folder import SPLITS
 from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
 
 log = logging.getLogger(__name__)
 
-SPLITS = ('train', 'test')
 EXTENSIONS = ('.jpeg', '.jpg')
 LAYOUT = '<root>/train/<class>/*.jpeg and <root>/test/<class>/*.jpeg'
 

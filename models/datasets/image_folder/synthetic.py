@@ -18,12 +18,10 @@ import os
 import numpy as np
 from PIL import Image
 
-from models.datasets.image_folder import reader
+from models.datasets.image_folder import DEFAULT_DATA_DIR, reader
 from towers import datasets
 from towers.files import write_directory_atomically
 
-# Where the scripts look for a folder set when no --data_dir is given, and generate one.
-DEFAULT_DATA_DIR = '/tmp/image_folder_data'
 GENERATED_DIR = 'oct2017-generated'
 CLASSES = ('CNV', 'DME', 'DRUSEN', 'NORMAL')
 IMAGE_SIZE = 128

@@ -5,10 +5,22 @@ The data-set interface (`models.datasets`): `locate_or_generate`, `training_inpu
 dataset, `validation_input`, also for validation while training), `naming_bad_input` (a record
 that fails its in-graph check, or a corrupt shard).
 """
-from models.datasets.imagenet.reader import (evaluation_input, naming_bad_input, training_input,
-                                             validation_input)
-from models.datasets.imagenet.sources import open_source
-from models.datasets.imagenet.synthetic import DEFAULT_DATA_DIR, locate_or_generate, open_split
+from towers import lazy
+
+# The scripts' --data_dir when none is given (`synthetic` generates a set there), here so that
+# reading the flags imports no TensorFlow.
+DEFAULT_DATA_DIR = '/tmp/imagenet_data'
+
+# Imported when first used (`towers.lazy`).
+__getattr__, __dir__ = lazy.exports(__name__, {
+    'evaluation_input': 'models.datasets.imagenet.reader',
+    'naming_bad_input': 'models.datasets.imagenet.reader',
+    'training_input': 'models.datasets.imagenet.reader',
+    'validation_input': 'models.datasets.imagenet.reader',
+    'open_source': 'models.datasets.imagenet.sources',
+    'locate_or_generate': 'models.datasets.imagenet.synthetic',
+    'open_split': 'models.datasets.imagenet.synthetic',
+})
 
 __all__ = ['DEFAULT_DATA_DIR', 'evaluation_input', 'locate_or_generate', 'naming_bad_input',
            'open_source', 'open_split', 'training_input', 'validation_input']

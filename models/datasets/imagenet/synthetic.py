@@ -25,12 +25,11 @@ import os
 import numpy as np
 from PIL import Image
 
-from models.datasets.imagenet import sources
+from models.datasets.imagenet import DEFAULT_DATA_DIR, sources
 from towers import datasets
 from towers.compat import tf
 from towers.files import write_directory_atomically
 
-DEFAULT_DATA_DIR = '/tmp/imagenet_data'
 GENERATED_DIR = 'imagenet-generated'
 CLASSES = ('horizontal_stripes', 'vertical_stripes', 'checkerboard', 'diamonds', 'rings',
            'dots', 'grid', 'plain')

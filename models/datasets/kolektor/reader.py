@@ -16,6 +16,7 @@ import re
 import numpy as np
 from PIL import Image, ImageFilter
 
+from models.datasets.kolektor import DILATE, SPLITS, SUBSETS
 from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
@@ -23,12 +24,8 @@ from towers.training.validation import array_batches
 
 PART_PATTERN = re.compile(r'^Part(\d+)\.jpg$')
 LABEL_SUFFIX = '_label.bmp'
-# Side of the square the masks are dilated with before downsampling; 1 turns dilation off.
-DILATE = 5
 # The common split puts the first 30 of the 50 sorted items into training.
 COMMON_TRAIN_FRACTION = 0.6
-SPLITS = ('common', 'fold1', 'fold2', 'fold3')
-SUBSETS = ('train', 'test')
 
 KolektorSplit = collections.namedtuple(
     'KolektorSplit', ['images', 'pixel_labels', 'labels', 'names'])

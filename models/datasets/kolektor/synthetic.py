@@ -12,20 +12,12 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-from models.datasets.kolektor import reader
+from models.datasets.kolektor import (DEFAULT_DATA_DIR, DEFECT_FRACTION, IMAGE_HEIGHT,
+                                      IMAGE_WIDTH, NUM_ITEMS, PARTS_PER_ITEM, reader)
 from towers import datasets
 from towers.files import write_directory_atomically
 
-# Where the scripts look for KolektorSDD when no --data_dir is given, and generate a set: the
-# repository's git-ignored data folder.
-_REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-DEFAULT_DATA_DIR = os.path.join(_REPOSITORY, 'data', 'kolektor')
 GENERATED_DIR = 'kolektor-generated'
-NUM_ITEMS = 50
-PARTS_PER_ITEM = 8
-IMAGE_HEIGHT = 640
-IMAGE_WIDTH = 256
-DEFECT_FRACTION = 0.15
 JPEG_QUALITY = 95
 
 

@@ -22,6 +22,7 @@ import os
 import numpy as np
 from PIL import Image
 
+from models.datasets.segmentation_folder import TEST_FRACTION
 from towers import datasets
 from towers.compat import tf
 from towers.errors import TowersError
@@ -30,8 +31,7 @@ from towers.training.validation import array_batches
 IMAGE_EXTENSIONS = ('.png', '.jpg', '.jpeg')
 MASK_EXTENSION = '.png'
 SUBSETS = ('train', 'test')
-# Of one folder of pairs, the fraction held out for testing, drawn with this seed.
-TEST_FRACTION = 0.2
+# The seed that draws the pairs held out for testing (`TEST_FRACTION` of one folder of pairs).
 HOLD_OUT_SEED = 0
 
 SegmentationSet = collections.namedtuple('SegmentationSet', ['images', 'masks', 'names'])

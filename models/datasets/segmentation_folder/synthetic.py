@@ -11,11 +11,10 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from models.datasets.segmentation_folder import DEFAULT_DATA_DIR
 from towers import datasets
 from towers.files import write_directory_atomically
 
-# Where the scripts look for a folder set when no --data_dir is given, and generate one.
-DEFAULT_DATA_DIR = '/tmp/segmentation_data'
 GENERATED_DIR = 'segmentation-generated'
 NUM_TRAIN = 200
 NUM_TEST = 40
