@@ -46,6 +46,7 @@ class StopRequest:
         self._requested = threading.Event()
         self._lock = threading.Lock()
         self._callbacks = []
+        self._announced = False
 
     @property
     def requested(self):
@@ -67,17 +68,24 @@ class StopRequest:
         """Waits up to `timeout` seconds (None: forever) for a request; returns `requested`."""
         return self._requested.wait(timeout)
 
-    def request(self, signum):
-        """Records a request to stop by `signum`; only the first request counts."""
+    def request(self, signum, in_signal_handler=False):
+        """Records a request to stop by `signum`; only the first request counts. Its line is
+        logged by the first call not `in_signal_handler`: a signal handler runs inside whatever
+        the main thread was doing, a write to stderr perhaps, which the line's write would
+        enter again (Python refuses, and the line is lost)."""
         with self._lock:
-            if self._requested.is_set():
-                return
-            self.signum = signum
-            self._requested.set()
-            callbacks = list(self._callbacks)
-        log.warning('%s received: stopping cleanly', self.signal_name)
-        for callback in callbacks:
-            callback()
+            first = not self._requested.is_set()
+            if first:
+                self.signum = signum
+                self._requested.set()
+                callbacks = list(self._callbacks)
+            announce = not (in_signal_handler or self._announced)
+            self._announced = self._announced or announce
+        if announce:
+            log.warning('%s received: stopping cleanly', self.signal_name)
+        if first:
+            for callback in callbacks:
+                callback()
 
     def on_request(self, callback):
         """Calls `callback()` when the stop is requested, at once if it already was.
@@ -119,11 +127,12 @@ def stop_signals(grace_secs=STOP_GRACE_SECS):
         return
     # The interpreter writes each caught signal's number to the wakeup socket as soon as the
     # signal arrives, whichever thread is running; the watcher reads it there, so the request
-    # is seen while the main thread is blocked in TensorFlow.
+    # is seen while the main thread is blocked in TensorFlow, and logs its line.
     receiver, sender = socket.socketpair()
     sender.setblocking(False)
-    previous = {signum: signal.signal(signum, lambda signum, frame: stop.request(signum))
-                for signum in STOP_SIGNALS}
+    previous = {signum: signal.signal(
+        signum, lambda signum, frame: stop.request(signum, in_signal_handler=True))
+        for signum in STOP_SIGNALS}
     previous_wakeup = signal.set_wakeup_fd(sender.fileno(), warn_on_full_buffer=False)
     watcher = threading.Thread(target=_watch, args=(receiver, stop), name='stop_signals',
                                daemon=True)
