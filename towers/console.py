@@ -5,7 +5,9 @@ they print its banner (`WARNING: All log messages before absl::InitializeLog() i
 written to STDERR`) and INFO lines (oneDNN, `Could not find cuda drivers`), twice, whatever
 `TF_CPP_MIN_LOG_LEVEL` says; on a machine without a GPU, listing the devices logs
 `failed call to cuInit: ... UNKNOWN ERROR (303)` as an ERROR; and some graphs log a oneDNN
-fallback as an ERROR on their first step. None of them is a fault of the run.
+fallback as an ERROR on their first step. None of them is a fault of the run. (Where a GPU's
+driver fails, the cuInit line is hidden as well: the devices line says no GPU was found, and
+`--verbose` shows why.)
 
 `filter_native_logs()`, called by `towers.cli.run` before TensorFlow is imported, passes the
 process's file descriptor 2 (where C++ writes) through a filter process that drops those lines:
