@@ -112,7 +112,7 @@ def filter_native_logs():
     os.close(write_end)
     sys.stderr = open(terminal, 'w', buffering=1, closefd=False,
                       encoding=sys.stderr.encoding, errors='backslashreplace')
-    _filter = (pid, terminal, rules.user_set)
+    _filter = (pid, terminal, rules)
     atexit.register(_drain)
 
 
@@ -121,10 +121,10 @@ def show_everything():
     `filter_native_logs` filters this process, before TensorFlow is imported."""
     if _filter is None:
         return
-    _, _, user_set = _filter
+    _, _, rules = _filter
     # Said through the pipe itself, so every line written after it passes.
     os.write(2, VERBOSE + b'\n')
-    if not user_set:
+    if not rules.user_set:
         os.environ[LEVEL_VARIABLE] = '0'
     logging.getLogger('tensorflow').setLevel(logging.INFO)
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from towers.benchmarks import measure
 
 TARGET = 0.5
@@ -47,8 +49,8 @@ def measure_help(paths, repeats):
     around = [(before + after) / 2 for before, after in zip(imports, imports[1:])]
     ratios = {path: measure.rounds_ratio([t / i for t, i in zip(times, around)])
               for path, times in helps.items()}
-    seconds = {path: sorted(times)[len(times) // 2] for path, times in helps.items()}
-    seconds['import tensorflow'] = sorted(imports)[len(imports) // 2]
+    seconds = {path: float(np.median(times)) for path, times in helps.items()}
+    seconds['import tensorflow'] = float(np.median(imports))
     return ratios, seconds
 
 
