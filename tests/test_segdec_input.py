@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from models.datasets.kolektor import reader as kolektor_input, synthetic as kolektor_synthetic
-from towers import TowersError
+from towers import TowersError, datasets
 from towers.compat import tf
 
 
@@ -54,6 +54,57 @@ def test_item_folder_without_images_is_an_error_naming_it(tmp_path):
     (tmp_path / 'kos01').mkdir()
     with pytest.raises(TowersError, match='item folder .*kos01 holds no images'):
         kolektor_input.load_split(str(tmp_path), 'train', 64, 32)
+
+
+def test_items_are_folders_of_parts_and_other_folders_are_not_the_sets(tmp_path):
+    _write_part(str(tmp_path / 'kos01'), 0, _grey(64, 32), _grey(64, 32, 0))
+    _write_part(str(tmp_path / 'sample_b'), 0, _grey(64, 32), _grey(64, 32, 0))
+    (tmp_path / '__MACOSX').mkdir()
+    (tmp_path / 'notes').mkdir()
+    (tmp_path / 'notes' / 'readme.txt').write_text('not an item')
+    assert kolektor_input.item_folders(str(tmp_path)) == ['kos01', 'sample_b']
+
+
+def test_a_folder_of_folders_without_parts_is_an_error_naming_them_and_the_layout(tmp_path):
+    (tmp_path / 'photos').mkdir()
+    (tmp_path / 'photos' / 'a.png').write_bytes(b'')
+    (tmp_path / 'scans').mkdir()
+    with pytest.raises(TowersError, match='^%s$' % re.escape(
+            '%s holds no item folders (none of photos, scans holds a Part*.jpg); expected '
+            'KolektorSDD: folders kos01..kos50 with Part0.jpg, Part0_label.bmp, ...'
+            % tmp_path)):
+        kolektor_input.load_split(str(tmp_path), 'train', 64, 32)
+
+
+def small_kolektor_format(default_dir):
+    """KolektorSDD's format with `default_dir` as its default folder and a small generated set."""
+    return kolektor_synthetic.FORMAT._replace(
+        default_dir=default_dir,
+        generate=lambda directory: kolektor_synthetic.write_dataset(
+            directory, num_items=5, parts_per_item=2, height=64, width=32))
+
+
+def test_the_generated_set_is_found_again_and_never_taken_for_an_item(tmp_path):
+    default_dir = str(tmp_path / 'kolektor')
+    data_format = small_kolektor_format(default_dir)
+    generated = os.path.join(default_dir, 'kolektor-generated')
+    # A first run generates the set, every later one finds it: by default or given the folder.
+    assert [datasets.locate_or_generate(data_dir, data_format)
+            for data_dir in (None, None, default_dir)] == [generated] * 3
+    assert os.listdir(default_dir) == ['kolektor-generated']
+    assert data_format.find(default_dir) is None
+    assert len(kolektor_input.load_split(generated, 'test', 64, 32).labels) == 4
+
+
+def test_a_real_set_put_beside_the_generated_one_is_used_without_it(tmp_path):
+    default_dir = str(tmp_path / 'kolektor')
+    data_format = small_kolektor_format(default_dir)
+    datasets.locate_or_generate(None, data_format)
+    for item in range(1, 6):
+        _write_part(os.path.join(default_dir, 'kos%02d' % item), 0, _grey(64, 32),
+                    _grey(64, 32, 255 * (item % 2)))
+    assert datasets.locate_or_generate(None, data_format) == default_dir
+    assert kolektor_input.item_folders(default_dir) == ['kos%02d' % i for i in range(1, 6)]
 
 
 def test_mask_is_shrunk_to_the_input_dilated_and_pooled_to_one_eighth(tmp_path):

@@ -56,8 +56,9 @@ class Format(collections.namedtuple(
       description: a few words on the generated set, e.g. '12000 images of 10 classes'.
       default_dir: the `data_dir` when a script is given none.
       own_folder: whether the set is a user's own folder (of images, say) rather than a
-        published set in a known layout: a `data_dir` given is then read as it is, its reader
-        naming what it lacks, and a set is generated only in `default_dir`.
+        published set in a known layout: a `data_dir` given that holds neither the set nor a
+        generated one is then read as it is, its reader naming what it lacks, and a set is
+        generated only in `default_dir`.
     """
     __slots__ = ()
 
@@ -65,10 +66,12 @@ class Format(collections.namedtuple(
 def locate_or_generate(data_dir, data_format):
     """The directory of a data set to read: the real one, or a generated one in its format.
 
-    With `data_dir` None, `data_format.default_dir`; a given `data_dir` of an `own_folder` set
-    as it is. Otherwise what `data_format.find` finds in `data_dir`; else the set generated
-    earlier in `data_dir/<generated_dir>`; else a set newly generated there. The choice is
-    logged.
+    With `data_dir` None, `data_format.default_dir`. What `data_format.find` finds in
+    `data_dir`; else the set generated earlier in `data_dir/<generated_dir>`; else, for a
+    given `data_dir` of an `own_folder` set, `data_dir` as it is (its reader names what it
+    lacks); else a set newly generated in `data_dir/<generated_dir>`. The choice is logged.
+    The generated folder is looked for by name only after `find` has failed on `data_dir`,
+    so `find` must not take a folder holding a generated set for the set itself.
 
     Args:
       data_dir: the script's `--data_dir` (it may not exist yet), or None.
@@ -77,9 +80,8 @@ def locate_or_generate(data_dir, data_format):
     Returns:
       The directory to read.
     """
-    if data_dir is not None and data_format.own_folder:
-        return data_dir
-    data_dir = data_format.default_dir if data_dir is None else data_dir
+    given = data_dir is not None
+    data_dir = data_dir if given else data_format.default_dir
     found = data_format.find(data_dir)
     if found is not None:
         log.info('using %s in %s', data_format.title, found)
@@ -87,6 +89,8 @@ def locate_or_generate(data_dir, data_format):
     generated = os.path.join(data_dir, data_format.generated_dir)
     found = data_format.find(generated)
     if found is None:
+        if given and data_format.own_folder:
+            return data_dir
         os.makedirs(data_dir, exist_ok=True)
         data_format.generate(generated)
         found = data_format.find(generated)

@@ -23,6 +23,8 @@ from towers.errors import TowersError
 from towers.training.validation import array_batches
 
 PART_PATTERN = re.compile(r'^Part(\d+)\.jpg$')
+ITEM_PATTERN = re.compile(r'^kos\d+$')
+LAYOUT = 'KolektorSDD: folders kos01..kos50 with Part0.jpg, Part0_label.bmp, ...'
 LABEL_SUFFIX = '_label.bmp'
 # The common split puts the first 30 of the 50 sorted items into training.
 COMMON_TRAIN_FRACTION = 0.6
@@ -39,26 +41,35 @@ Attributes:
 """
 
 
+def is_item(folder):
+    """Whether `folder` is an item of KolektorSDD: it holds a part image (`Part0.jpg`, ...), or
+    it bears KolektorSDD's item name (`kos01`, ...), which an item emptied by mistake keeps."""
+    return bool(ITEM_PATTERN.match(os.path.basename(folder))) or any(
+        PART_PATTERN.match(name) for name in os.listdir(folder))
+
+
 def item_folders(data_dir, required=True):
-    """The sorted names of the item folders under `data_dir`.
+    """The sorted names of the item folders under `data_dir` (`is_item`); its other folders
+    (a generated set's, an archive tool's) are not the set's.
 
     Args:
       data_dir: where KolektorSDD is.
       required: whether to raise when there is none; else an empty list.
 
     Raises:
-      TowersError: with `required`, `data_dir` is missing or holds no folder.
+      TowersError: with `required`, `data_dir` is missing or holds no item folder.
     """
     if not os.path.isdir(data_dir):
         if not required:
             return []
-        raise TowersError('--data_dir %s is not a directory; expected KolektorSDD: folders '
-                          'kos01..kos50 with Part0.jpg, Part0_label.bmp, ...' % data_dir)
-    items = sorted(name for name in os.listdir(data_dir)
-                   if os.path.isdir(os.path.join(data_dir, name)))
+        raise TowersError('--data_dir %s is not a directory; expected %s' % (data_dir, LAYOUT))
+    folders = sorted(name for name in os.listdir(data_dir)
+                     if os.path.isdir(os.path.join(data_dir, name)))
+    items = [name for name in folders if is_item(os.path.join(data_dir, name))]
     if not items and required:
-        raise TowersError('%s holds no item folders; expected KolektorSDD: folders kos01..kos50 '
-                          'with Part0.jpg, Part0_label.bmp, ...' % data_dir)
+        raise TowersError('%s holds no item folders%s; expected %s' % (
+            data_dir, ' (none of %s holds a Part*.jpg)' % ', '.join(folders)
+            if folders else '', LAYOUT))
     return items
 
 
