@@ -80,6 +80,12 @@ class StopAtStepHook(StepHook):
             self._max_steps = self.steps_done + self._more_steps
 
     @property
+    def max_steps(self):
+        """The global step to stop at (None: never; with `more_steps`, known once a session
+        starts)."""
+        return self._max_steps
+
+    @property
     def finished(self):
         return (self._max_steps is not None and self.steps_done is not None
                 and self.steps_done >= self._max_steps)

@@ -177,6 +177,9 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
             with tf.train.MonitoredSession(session_creator=creator, hooks=loop_hooks) as sess:
                 if stopper.steps_done:
                     log.info('resuming from step %d in %s', stopper.steps_done, train_dir)
+                if stopper.finished:
+                    log.info('nothing to train: step %d is the last (max_steps %d); a larger '
+                             'max_steps trains on', stopper.steps_done, stopper.max_steps)
                 while not (stopper.finished or sess.should_stop() or stop.requested):
                     sess.run(train_op)
         except _StoppedWaiting:
