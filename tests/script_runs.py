@@ -5,6 +5,7 @@ import io
 import os
 import re
 import runpy
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,11 +37,24 @@ def run_in_process(name, *args):
                                        stdout.getvalue(), stderr.getvalue())
 
 
-def run_script(name, *args):
-    """Runs scripts/`name` with `args` from the repository's root; returns the
-    `subprocess.CompletedProcess`, its output captured as text."""
+def environment(**changes):
+    """The caller's environment with `changes`: a value a variable's new value, None to unset
+    it. For a process whose test depends on a variable the caller may have exported."""
+    env = dict(os.environ)
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def run_script(name, *args, env=None):
+    """Runs scripts/`name` with `args` from the repository's root, in `env` (default: the
+    caller's environment); returns the `subprocess.CompletedProcess`, its output captured as
+    text."""
     return subprocess.run([sys.executable, os.path.join(REPO, 'scripts', name)] + list(args),
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
 
 
 def copy_with_damaged_newest(train_dir, copy_dir):
@@ -118,3 +132,44 @@ def evaluation_events(train_dir):
                 elif value.metadata.plugin_data.plugin_name == 'pr_curves':
                     found[value.tag] = (event.step, 'pr_curve')
     return found
+
+
+class FreshCopy:
+    """A copy of the repository as a fresh clone holds it (its files that git tracks or would
+    commit, no `data/`), whose commands run as a newcomer types them, in a private /tmp.
+
+    `root` is seen as /tmp by the commands (a bind mount in a mount namespace of their own),
+    and the copy lies at `root/repo`, seen as /tmp/repo, their working directory and first
+    import path: a script's defaults, `/tmp/...` and `<repository>/data/...`, are then the
+    copy's alone, never the checkout's or the machine's.
+    """
+
+    def __init__(self, root):
+        self.root = str(root)
+        self.repo = os.path.join(self.root, 'repo')
+        listed = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others',
+                                 '--exclude-standard'], cwd=REPO, capture_output=True,
+                                check=True).stdout.decode().split('\0')
+        for name in filter(None, listed):
+            source = os.path.join(REPO, name)
+            if os.path.isfile(source):   # a tracked file deleted in the work tree is not
+                os.makedirs(os.path.dirname(os.path.join(self.repo, name)), exist_ok=True)
+                shutil.copy2(source, os.path.join(self.repo, name))
+
+    def run(self, command, timeout=600):
+        """Runs `command`, a line as the docs show it ('python scripts/train_segdec.py ...',
+        its `python` this interpreter), from the copy's root; returns the
+        `subprocess.CompletedProcess`, its output captured as text.
+
+        Its environment is the caller's, less the variables that would make it another run
+        (`TF_CONFIG`: a cluster task), with the copy first on `PYTHONPATH`."""
+        argv = shlex.split(command)
+        if argv[0] == 'python':
+            argv[0] = sys.executable
+        env = environment(TF_CONFIG=None, PYTHONPATH=os.pathsep.join(
+            ['/tmp/repo'] + ([os.environ['PYTHONPATH']] if os.environ.get('PYTHONPATH') else [])))
+        private = ['unshare', '--mount'] + ([] if os.geteuid() == 0 else ['--map-root-user'])
+        return subprocess.run(
+            private + ['sh', '-c', 'mount --bind "$0" /tmp && cd /tmp/repo && exec "$@"',
+                       self.root] + argv,
+            env=env, capture_output=True, text=True, timeout=timeout)
