@@ -7,15 +7,15 @@ import pytest
 
 from checkpoint_bytes import differing
 from models.datasets.cifar10 import synthetic as cifar10_synthetic
-from script_runs import (DETERMINISTIC, LOG_LINE, REPO, copy_with_damaged_newest,
+from script_runs import (DETERMINISTIC, LOG_LINE, REPO, copy_with_damaged_newest, environment,
                          evaluation_events, run_in_process, run_script, skipped_line)
 from towers.compat import tf
 
 
-def train(data_dir, train_dir, max_steps, *flags, run=run_script):
+def train(data_dir, train_dir, max_steps, *flags, run=run_script, **options):
     return run('train_cifar10_multi_gpu.py', '--num_gpus', '2', '--batch_size', '8',
                '--max_steps', str(max_steps), '--data_dir', data_dir, '--train_dir', train_dir,
-               *flags)
+               *flags, **options)
 
 
 @pytest.fixture(scope='module')
@@ -30,9 +30,11 @@ def data_dir(tmp_path_factory):
 @pytest.fixture(scope='module')
 def trained(data_dir, tmp_path_factory):
     train_dir = str(tmp_path_factory.mktemp('cifar10_train'))
-    # The original's absl spellings of its booleans.
+    # The original's absl spellings of its booleans; TensorFlow's log level left to the
+    # project (a level the user exported shows what it lets through, towers.console).
     return train_dir, train(data_dir, train_dir, 20, '--log_device_placement=False',
-                            '--nouse_fp16', '--eval_every_steps', '20', *DETERMINISTIC)
+                            '--nouse_fp16', '--eval_every_steps', '20', *DETERMINISTIC,
+                            env=environment(TF_CPP_MIN_LOG_LEVEL=None))
 
 
 @pytest.fixture(scope='module')
