@@ -64,31 +64,26 @@ class DivergenceGuardHook(StepHook):
 
 
 class StopAtStepHook(StepHook):
-    """Requests a stop once the global step reaches `max_steps` (None: never)."""
+    """Requests a stop once the global step reaches `max_steps` (None: never), an attribute
+    (with `more_steps`, set once a session starts)."""
 
     def __init__(self, steps_done, global_step, max_steps, more_steps=None):
         """`more_steps`, instead of `max_steps`: how many past the step a session starts at."""
         super().__init__(steps_done)
         self._global_step = global_step
-        self._max_steps = max_steps
+        self.max_steps = max_steps
         self._more_steps = more_steps
         self.steps_done = None
 
     def after_create_session(self, session, coord):
         self.steps_done = _read_step(session, self._global_step)
         if self._more_steps is not None:
-            self._max_steps = self.steps_done + self._more_steps
-
-    @property
-    def max_steps(self):
-        """The global step to stop at (None: never; with `more_steps`, known once a session
-        starts)."""
-        return self._max_steps
+            self.max_steps = self.steps_done + self._more_steps
 
     @property
     def finished(self):
-        return (self._max_steps is not None and self.steps_done is not None
-                and self.steps_done >= self._max_steps)
+        return (self.max_steps is not None and self.steps_done is not None
+                and self.steps_done >= self.max_steps)
 
     def after_run(self, run_context, run_values):
         self.steps_done = read_steps_done(run_values)
