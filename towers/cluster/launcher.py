@@ -111,27 +111,66 @@ def launch(command, num_ps, num_workers, num_gpus=None, timeout=None, exit_grace
     ports = free_local_ports(num_ps + num_workers)
     hosts = ['localhost:%d' % port for port in ports]
     ps_hosts, worker_hosts = hosts[:num_ps], hosts[num_ps:]
+    processes = []
+    for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers),
+                       (tf_config.EVALUATOR, num_evaluators)):
+        for index in range(count):
+            if use_tf_config:
+                role_flags, env = [], {tf_config.VARIABLE: tf_config.task_value(
+                    ps_hosts, worker_hosts, job, index)}
+            else:
+                role_flags, env = task_flags(ps_hosts, worker_hosts, job, index), {}
+            processes.append(Process('%s%d' % (job, index),
+                                     _task_argv(command, num_gpus, role_flags), env,
+                                     job == flags.WORKER_JOB))
+    heading = 'ps: %s; workers: %s%s' % (','.join(ps_hosts), ','.join(worker_hosts),
+                                         '; roles in %s' % tf_config.VARIABLE
+                                         if use_tf_config else '')
+    return run_processes(processes, ports, heading, timeout, exit_grace, printer,
+                         require_isolation)
+
+
+class Process:
+    """One process of a job to launch.
+
+    Attributes:
+      name: its prefix in the output, e.g. 'worker1', 'rank0'.
+      argv: its command line; env: variables added to the launcher's environment.
+      finishes: whether the job is over once every such process has exited (a parameter
+        server does not finish by itself: it serves until the workers have).
+    """
+
+    def __init__(self, name, argv, env, finishes=True):
+        self.name, self.argv, self.env, self.finishes = name, argv, env, finishes
+
+
+def run_processes(processes, ports, heading, timeout=None, exit_grace=60.0,
+                  printer=functools.partial(print, flush=True), require_isolation=False,
+                  private=True):
+    """Runs `processes` (a list of `Process`) as one job, as `launch` describes.
+
+    Args:
+      ports: the localhost ports they listen on (for the line of a job that is not isolated).
+      heading: the launcher's first line, before what says where the job runs.
+      private: run them in a private network (where the system allows one); False runs them
+        on the machine's network after a line saying what that exposes (a job of several
+        machines).
+      timeout, exit_grace, printer, require_isolation: as for `launch`.
+
+    Returns:
+      The job's exit status, as `launch` returns it.
+    """
     console = _Console(printer)
     exits = queue.Queue()
-    network = _network(ports, require_isolation, console)
-    console.print('launcher', 'ps: %s; workers: %s%s%s' % (
-        ','.join(ps_hosts), ','.join(worker_hosts),
-        '; roles in %s' % tf_config.VARIABLE if use_tf_config else '',
-        '; in a private network (loopback only)' if network.private else ''))
+    network = (_network(ports, require_isolation, console) if private
+               else _exposed(ports, 'the job spans several machines', console))
+    console.print('launcher', heading + ('; in a private network (loopback only)'
+                                         if network.private else ''))
     tasks = []
     restore_sigterm = _raise_on_sigterm()
     try:
-        for job, count in ((flags.PS_JOB, num_ps), (flags.WORKER_JOB, num_workers),
-                           (tf_config.EVALUATOR, num_evaluators)):
-            for index in range(count):
-                if use_tf_config:
-                    role_flags, env = [], {tf_config.VARIABLE: tf_config.task_value(
-                        ps_hosts, worker_hosts, job, index)}
-                else:
-                    role_flags, env = task_flags(ps_hosts, worker_hosts, job, index), {}
-                tasks.append(_Task('%s%d' % (job, index),
-                                   _task_argv(command, num_gpus, role_flags), exits, console,
-                                   env, network))
+        for process in processes:
+            tasks.append(_Task(process, exits, console, network))
         deadline = None if timeout is None else time.monotonic() + timeout
         return _wait(tasks, exits, deadline, exit_grace, console)
     except KeyboardInterrupt:
@@ -163,11 +202,16 @@ def _network(ports, require_isolation, console):
         if require_isolation:
             raise TowersError('--require_isolation: the cluster cannot have a private network: '
                               '%s' % err) from None
-        console.print('launcher', 'not isolated: %s; the tasks listen on every network '
-                                  'interface: anyone who can reach this machine on ports %s can '
-                                  'run any op in them as %s' % (
-                                      err, ', '.join(map(str, ports)), isolation.user_name()))
-        return isolation.HOST_NETWORK
+        return _exposed(ports, err, console)
+
+
+def _exposed(ports, why, console):
+    """The machine's own network, after one line saying why and what it exposes."""
+    console.print('launcher', 'not isolated: %s; the tasks listen on every network '
+                              'interface: anyone who can reach this machine on ports %s can '
+                              'run any op in them as %s' % (
+                                  why, ', '.join(map(str, ports)), isolation.user_name()))
+    return isolation.HOST_NETWORK
 
 
 class _Console:
@@ -185,12 +229,13 @@ class _Console:
 class _Task:
     """One process of the cluster, its output streamed line by line to the console."""
 
-    def __init__(self, name, argv, exits, console, env, network):
-        self.name = name
-        self.is_worker = name.startswith(flags.WORKER_JOB)
-        self.process = subprocess.Popen(network.command(argv), stdout=subprocess.PIPE,
+    def __init__(self, process, exits, console, network):
+        self.name = process.name
+        self.finishes = process.finishes
+        self.process = subprocess.Popen(network.command(process.argv), stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors='replace',
-                                        env=dict(os.environ, PYTHONUNBUFFERED='1', **env),
+                                        env=dict(os.environ, PYTHONUNBUFFERED='1',
+                                                 **process.env),
                                         pass_fds=network.pass_fds)
         self._reader = threading.Thread(target=self._stream, args=(exits, console),
                                         daemon=True)
@@ -285,7 +330,7 @@ def _wait(tasks, exits, deadline, exit_grace, console):
             console.print('launcher', '%s exited with status %d; terminating the others'
                           % (task.name, returncode))
             return _exit_status(returncode)
-        if grace_end is None and not any(t.is_worker for t in running):
+        if grace_end is None and not any(t.finishes for t in running):
             grace_end = time.monotonic() + exit_grace
     console.print('launcher', 'every process exited with status 0')
     return 0

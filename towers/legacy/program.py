@@ -18,7 +18,7 @@ import sysconfig
 
 from towers import bars
 
-_ROOTS = ('tensorflow', 'numpy', 'scipy')
+_ROOTS = ('tensorflow', 'numpy', 'scipy', 'horovod')
 
 _PY2_MODULES = {'cPickle', 'cStringIO', 'StringIO', 'urllib2', 'urlparse', 'Queue',
                 'ConfigParser', 'httplib', '__builtin__', 'commands', 'Tkinter', 'thread',

@@ -31,6 +31,7 @@ from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import located
 from towers.legacy import export
 from towers.legacy.estimator import running
+from towers.legacy.horovod import collectives
 
 PROGRAM = 'towers-legacy'
 _OPTIONS_WITH_VALUE = ('--legacy_devices', '-legacy_devices', '--seed', '-seed',
@@ -113,7 +114,7 @@ def run_script(script, script_argv, usage):
         print('error: %s' % located(err), file=sys.stderr)
         return EXIT_ERROR
     except Exception as err:  # the script's own failure: its traceback, from its first frame
-        missing = _missing_tensorflow_name(err)
+        missing = _missing_tensorflow_name(err) or collectives.failure_line(err)
         if missing:
             print('error: %s' % missing, file=sys.stderr)
         else:

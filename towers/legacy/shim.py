@@ -18,6 +18,8 @@ This package and `towers.compat` are the only code of the project that touches `
   a name absl.logging already took (`--log_dir`, `--v`, ...: TF <= 1.4 had its own flags)
   replaces absl.logging's.
 - `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
+- `horovod.tensorflow` (and `horovod.tensorflow.keras`) are `towers.legacy.horovod`'s, and the
+  sessions a rank makes after `hvd.init()` run on its server;
 - `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
 - `tf.keras.estimator.model_to_estimator` (tf-keras's raises) is
   `towers.legacy.estimator.keras`'s;
@@ -48,6 +50,7 @@ from towers.errors import TowersError
 from towers.legacy import devices, examples, libraries, numpy_aliases, scipy_misc
 from towers.legacy.contrib import Contrib
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
+from towers.legacy.horovod import Namespace as HorovodNamespace, ranks
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
 TENSORFLOW = 'tensorflow as tf.compat.v1 (v2 behaviour off)'
@@ -87,8 +90,10 @@ def install():
     estimator = EstimatorNamespace(usage)
     tf.estimator = sys.modules['tensorflow.estimator'] = estimator.root
     find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
+    horovod = HorovodNamespace(usage)
+    ranks.install_sessions()
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
-                                         or estimator.resolve(name)
+                                         or estimator.resolve(name) or horovod.resolve(name)
                                          or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
