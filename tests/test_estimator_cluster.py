@@ -65,7 +65,7 @@ def test_a_cluster_trains_evaluates_and_survives_a_killed_worker_by_resuming(tmp
     assert cluster.returncode == 128 + signal.SIGKILL, output[-3000:]
     launcher_lines = re.findall(r'\[launcher\] .*', output)
     assert launcher_lines[-2:] == [
-        '[launcher] worker1 exited with status -9; terminating the others',
+        '[launcher] worker1 exited with status 137 (killed by SIGKILL); terminating the others',
         '[launcher] terminated ps0 (status 143), worker0 (status 143), worker2 (status 143), '
         'evaluator0 (status 143)']
     assert not re.search(r'^\[\w+\] (Traceback|error:)', output, re.M), output[-3000:]

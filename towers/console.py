@@ -36,9 +36,10 @@ BANNER = b'WARNING: All log messages before absl::InitializeLog() is called are 
 _NATIVE_LINE = re.compile(rb'^([IWEF])\d{4} [\d:.]+\s+\d+ [\w./-]+\.(?:cc|h|cpp|c):\d+\] (.*)')
 _LEVELS = {b'I': 0, b'W': 1, b'E': 2, b'F': 3}
 # ERROR and WARNING lines of a healthy run: no GPU on this machine; oneDNN's fallback for uint8
-# ops; the end of each step of a session on a server (a Horovod rank's), which cleans up its
+# and float16 ops; the end of each step of a session on a server (a Horovod rank's), which cleans up its
 # rendezvous.
 HARMLESS_ERRORS = (b'failed call to cuInit', b'oneDNN supports DT_UINT8 only',
+                   b'oneDNN supports DT_HALF only',
                    b'Local rendezvous is aborting with status: ABORTED: Cleanup')
 # What `show_everything` writes into the filter's pipe: from this line on, the filter copies.
 VERBOSE = b'\x00towers.console: show everything\x00'

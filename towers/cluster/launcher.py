@@ -294,6 +294,16 @@ def _stop_all(tasks, grace, console):
             for task in running))
 
 
+def _killed_by(returncode):
+    """' (killed by SIGKILL)' for a process a signal ended, else ''."""
+    if returncode >= 0:
+        return ''
+    try:
+        return ' (killed by %s)' % signal.Signals(-returncode).name
+    except ValueError:
+        return ' (killed by signal %d)' % -returncode
+
+
 def _exit_status(returncode):
     # A process killed by signal N reports -N; shells report 128 + N.
     return 128 - returncode if returncode < 0 else returncode
@@ -327,8 +337,8 @@ def _wait(tasks, exits, deadline, exit_grace, console):
             return EXIT_HUNG
         running.discard(task)
         if returncode:
-            console.print('launcher', '%s exited with status %d; terminating the others'
-                          % (task.name, returncode))
+            console.print('launcher', '%s exited with status %d%s; terminating the others'
+                          % (task.name, _exit_status(returncode), _killed_by(returncode)))
             return _exit_status(returncode)
         if grace_end is None and not any(t.finishes for t in running):
             grace_end = time.monotonic() + exit_grace

@@ -129,6 +129,15 @@ def allreduce(tensor, average=None, device_dense='', device_sparse='',
     """Horovod's `hvd.allreduce`: `tensor` (a tf.Tensor, variable or tf.IndexedSlices, of one
     shape on every rank) reduced over the ranks; an IndexedSlices is gathered instead
     (values, divided by the size for `Average`, and indices), as Horovod did."""
+    return reduce(tensor, None, average, device_dense, device_sparse, compression, op,
+                  prescale_factor, postscale_factor, name)
+
+
+def reduce(tensor, shown, average=None, device_dense='', device_sparse='',
+           compression=Compression.none, op=None, prescale_factor=1.0, postscale_factor=1.0,
+           name=None):
+    """`allreduce`, its failures naming the tensor as `shown` (e.g. "the gradient of 'w'");
+    by default by its name."""
     world = ranks.world()
     reduction = reduction_of(op, average)
     if isinstance(tensor, tf.IndexedSlices):
@@ -139,8 +148,8 @@ def allreduce(tensor, average=None, device_dense='', device_sparse='',
             raise NotImplementedError('Pre/postscale_factor are not supported with '
                                       'tf.IndexedSlices')
         with tf.device(device_sparse):
-            values = allgather(tensor.values, name=name and name + '_values')
-            indices = allgather(tensor.indices, name=name and name + '_indices')
+            values = _gather(tensor.values, name and name + '_values', shown)
+            indices = _gather(tensor.indices, name and name + '_indices', shown)
             if reduction is Average:
                 values = values / tf.cast(world.size, values.dtype)
         return tf.IndexedSlices(values, indices, dense_shape=tensor.dense_shape)
@@ -152,8 +161,8 @@ def allreduce(tensor, average=None, device_dense='', device_sparse='',
         if world.size == 1:
             reduced = tf.identity(compressed)
         elif reduction is Adasum:
-            reduced = adasum(_gather_stacked(compressed, scope, world, 'allreduce (Adasum)',
-                                             tensor), world.size)
+            reduced = adasum(_gather_stacked(compressed, scope, world, 'allreduce (Adasum) of '
+                                             + (shown or repr(tensor.name))), world.size)
         else:
             op_name = scope + 'CollectiveReduce'
             group, instance = _keys(op_name)
@@ -162,14 +171,14 @@ def allreduce(tensor, average=None, device_dense='', device_sparse='',
                 instance_key=instance, ordering_token=[], merge_op=reduction.merge,
                 final_op='Div' if reduction is Average else 'Id',
                 timeout_seconds=world.timeout, name='CollectiveReduce')
-            _record(reduced.op.name, 'allreduce of %r' % tensor.name)
+            _record(reduced.op.name, 'allreduce of %s' % (shown or repr(tensor.name)))
         result = compression.decompress(reduced, context)
         if postscale_factor != 1.0:
             result = result * tf.cast(postscale_factor, result.dtype)
         return result
 
 
-def _gather_stacked(tensor, scope, world, what, shown):
+def _gather_stacked(tensor, scope, world, what):
     """[size, *shape]: every rank's `tensor` (of one shape on every rank), in rank order."""
     op_name = scope + 'CollectiveGather'
     group, instance = _keys(op_name)
@@ -177,7 +186,7 @@ def _gather_stacked(tensor, scope, world, what, shown):
         input=tf.expand_dims(tensor, 0), group_size=world.size, group_key=group,
         instance_key=instance, ordering_token=[], timeout_seconds=world.timeout,
         name='CollectiveGather')
-    _record(gathered.op.name, '%s of %r' % (what, shown.name))
+    _record(gathered.op.name, what)
     return gathered
 
 
@@ -212,8 +221,13 @@ def _adasum_pair(a, b):
 def allgather(tensor, name=None, process_set=None, ignore_name_scope=False):
     """Horovod's `hvd.allgather`: every rank's `tensor` concatenated along the first
     dimension, in rank order; the first dimension may differ between ranks, the others not."""
+    return _gather(tensor, name, None)
+
+
+def _gather(tensor, name, shown):
     world = ranks.world()
     tensor = tf.convert_to_tensor(tensor)
+    shown = shown or repr(tensor.name)
     if world.size == 1:
         return tf.identity(tensor)
     with tf.name_scope(_scope('Allgather', tensor, name)) as scope:
@@ -222,7 +236,7 @@ def allgather(tensor, name=None, process_set=None, ignore_name_scope=False):
         sizes = tf.raw_ops.CollectiveGatherV2(
             input=rows, group_size=world.size, group_key=group, instance_key=instance,
             ordering_token=[], timeout_seconds=world.timeout, name='CollectiveGatherSizes')
-        _record(sizes.op.name, 'allgather of %r (first dimensions)' % tensor.name)
+        _record(sizes.op.name, 'allgather of %s (first dimensions)' % shown)
         largest = tf.reduce_max(sizes)
         padding = [[0, largest - rows[0]]] + [[0, 0]] * (tensor.shape.ndims - 1)
         padded = tf.pad(tensor, padding)
@@ -230,7 +244,7 @@ def allgather(tensor, name=None, process_set=None, ignore_name_scope=False):
         gathered = tf.raw_ops.CollectiveGatherV2(
             input=padded, group_size=world.size, group_key=group, instance_key=instance,
             ordering_token=[], timeout_seconds=world.timeout, name='CollectiveGather')
-        _record(gathered.op.name, 'allgather of %r' % tensor.name)
+        _record(gathered.op.name, 'allgather of %s' % shown)
         keep = tf.reshape(tf.sequence_mask(sizes, largest), [-1])
         result = tf.boolean_mask(gathered, keep)
         result.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))

@@ -46,10 +46,10 @@ class BroadcastGlobalVariablesHook(tf.train.SessionRunHook):
         session.run(self.bcast_op)
 
 
-def _reduce_gradients(grads, name, device_dense, device_sparse, compression, sparse_as_dense,
-                      op, gradient_predivide_factor):
-    """The gradients `grads` (None kept as None) reduced over the ranks, as Horovod's
-    `allreduce_grads` did; nothing is communicated in a job of one rank."""
+def _reduce_gradients(grads, variables, name, device_dense, device_sparse, compression,
+                      sparse_as_dense, op, gradient_predivide_factor):
+    """The gradients `grads` of `variables` (None kept as None) reduced over the ranks, as
+    Horovod's `allreduce_grads` did; nothing is communicated in a job of one rank."""
     if op is Average:
         prescale, postscale = 1.0 / gradient_predivide_factor, gradient_predivide_factor
     else:
@@ -58,13 +58,13 @@ def _reduce_gradients(grads, name, device_dense, device_sparse, compression, spa
         return list(grads)
     with tf.name_scope(name + '_Allreduce'):
         reduced = []
-        for grad in grads:
+        for grad, variable in zip(grads, variables):
             if grad is not None and sparse_as_dense and isinstance(grad, tf.IndexedSlices):
                 grad = tf.convert_to_tensor(grad)
-            reduced.append(None if grad is None else collectives.allreduce(
-                grad, device_dense=device_dense, device_sparse=device_sparse,
-                compression=compression, op=op, prescale_factor=prescale,
-                postscale_factor=postscale))
+            reduced.append(None if grad is None else collectives.reduce(
+                grad, 'the gradient of %r' % variable.op.name, device_dense=device_dense,
+                device_sparse=device_sparse, compression=compression, op=op,
+                prescale_factor=prescale, postscale_factor=postscale))
         return reduced
 
 
@@ -78,8 +78,8 @@ class _DistributedOptimizer(tf.train.Optimizer):
         name = name or 'Distributed%s' % type(optimizer).__name__
         super().__init__(name=name, use_locking=use_locking)
         self._optimizer = optimizer
-        self._reduce = lambda grads: _reduce_gradients(
-            grads, name, device_dense, device_sparse, compression, sparse_as_dense, op,
+        self._reduce = lambda grads, variables: _reduce_gradients(
+            grads, variables, name, device_dense, device_sparse, compression, sparse_as_dense, op,
             gradient_predivide_factor)
         self._local_vars = []
         self._scale_local_gradients = scale_local_gradients
@@ -93,7 +93,8 @@ class _DistributedOptimizer(tf.train.Optimizer):
 
     def _reduce_shared(self, grads, variables):
         local = [any(var is v for v in self._local_vars) for var in variables]
-        reduced = iter(self._reduce([g for g, is_local in zip(grads, local) if not is_local]))
+        shared = [(g, v) for g, v, is_local in zip(grads, variables, local) if not is_local]
+        reduced = iter(self._reduce([g for g, _ in shared], [v for _, v in shared]))
         size = ranks.world().size
         result = []
         for grad, is_local in zip(grads, local):
@@ -110,8 +111,8 @@ class _DistributedOptimizer(tf.train.Optimizer):
         pairs = self._optimizer.compute_gradients(*args, **kwargs)
         grads, variables = zip(*pairs) if pairs else ((), ())
         if self._aggregation:
-            reduced = self._aggregation.compute_gradients(
-                list(grads), lambda gs: self._reduce_shared(gs, variables))
+            reduced = self._aggregation.compute_gradients(list(grads), variables,
+                                                          self._reduce_shared)
         else:
             reduced = self._reduce_shared(list(grads), variables)
         return list(zip(reduced, variables))
@@ -163,7 +164,9 @@ class _LocalAggregation:
             return tf.convert_to_tensor(grad)
         return grad
 
-    def compute_gradients(self, grads, reduce):
+    def compute_gradients(self, grads, variables, reduce):
+        """`grads` summed locally, and on the `passes`-th step `reduce(sums, their variables)`
+        of the sums (as a list, None where `grads` has None)."""
         present = [index for index, grad in enumerate(grads) if grad is not None]
         dense = [self._dense(grads[index]) for index in present]
         scope = 'aggregation_variables_%s%d' % (self.name, ranks.world().rank)
@@ -186,7 +189,7 @@ class _LocalAggregation:
             def reduced():
                 values = [s.read_value() for s in sums]
                 with tf.control_dependencies(values):
-                    results = reduce(values)
+                    results = reduce(values, [variables[index] for index in present])
                 with tf.control_dependencies([r for r in results if r is not None]):
                     reset = self.counter.assign(0, use_locking=True)
                 with tf.control_dependencies([reset]):
@@ -246,8 +249,9 @@ class _DistributedAdasumOptimizer(tf.train.Optimizer):
         with tf.control_dependencies([applied]):
             def combine():
                 delta = var.assign_sub(start, use_locking=self._use_locking)
-                combined = collectives.allreduce(delta, device_dense=self._device_dense,
-                                                 compression=self._compression, op=Adasum)
+                combined = collectives.reduce(
+                    delta, 'the change of %r' % var.op.name, device_dense=self._device_dense,
+                    compression=self._compression, op=Adasum)
                 new_start = start.assign_add(combined, use_locking=self._use_locking)
                 return tf.group(var.assign(new_start, use_locking=self._use_locking))
             return tf.cond(self._is_comm_step, combine, tf.no_op)
@@ -259,12 +263,16 @@ class _DistributedAdasumOptimizer(tf.train.Optimizer):
         return self._apply_shared(handle, lambda: self._optimizer._resource_apply_dense(
             grad, handle))
 
-    def _apply_sparse(self, grad, var):
-        return self._apply_shared(var, lambda: self._optimizer._apply_sparse(grad, var))
+    # The wrapped optimizer's sparse updates as it makes them, duplicates and all: some
+    # (gradient descent) implement only these.
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        return self._apply_shared(var, lambda: self._optimizer._apply_sparse_duplicate_indices(
+            grad, var))
 
-    def _resource_apply_sparse(self, grad, handle, indices):
-        return self._apply_shared(handle, lambda: self._optimizer._resource_apply_sparse(
-            grad, handle, indices))
+    def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices, **kwargs):
+        return self._apply_shared(
+            handle, lambda: self._optimizer._resource_apply_sparse_duplicate_indices(
+                grad, handle, indices, **kwargs))
 
     def _finish(self, update_ops, name_scope):
         with tf.control_dependencies([self._optimizer._finish(update_ops, name_scope)]):
