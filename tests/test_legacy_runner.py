@@ -209,6 +209,20 @@ def test_numpys_removed_names_work_and_are_listed_in_the_usage_line(tmp_path):
         'numpy.cast, numpy.fromstring (binary), numpy.float_, numpy.asscalar')
 
 
+def test_tf_keras_modules_import_by_their_tensorflow_path(tmp_path):
+    result = run_script(tmp_path, '''
+        import tensorflow as tf
+        from tensorflow.keras import backend as K
+        from tensorflow.keras.layers import Dense
+        import tensorflow.compat.v1.keras.models as models
+
+        print(K is tf.keras.backend, Dense is tf.keras.layers.Dense,
+              models.Sequential is tf.keras.models.Sequential)
+        ''')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ['True', 'True', 'True']
+
+
 def test_a_script_failing_for_its_own_reasons_shows_its_own_traceback(tmp_path):
     result = run_script(tmp_path, '''
         import tensorflow as tf

@@ -28,7 +28,8 @@ This package and `towers.compat` are the only code of the project that touches `
 - NumPy's removed names come back (`towers.legacy.numpy_aliases`);
 - scikit-learn's metrics, matplotlib's lines and `float()` of a 1x1 matrix take `np.matrix` as
   their 2019 versions did (`towers.legacy.libraries`);
-- `tf.keras` is Keras 2 (tf-keras), as `TF_USE_LEGACY_KERAS=1` makes TensorFlow choose on first
+- `tf.keras` is Keras 2 (tf-keras), also imported by path (`from tensorflow.keras import
+  backend`), as `TF_USE_LEGACY_KERAS=1` makes TensorFlow choose on first
   use, unless the environment says otherwise;
 - `import scipy.misc` gives `imread`, `imresize` and `imsave` through Pillow
   (`towers.legacy.scipy_misc`), with or without SciPy installed.
@@ -94,9 +95,23 @@ def install():
     ranks.install_sessions()
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
                                          or estimator.resolve(name) or horovod.resolve(name)
+                                         or _keras_module(name)
                                          or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
+
+
+def _keras_module(fullname):
+    """`tf.keras`'s module (tf-keras's v1 API) at `tensorflow.keras[.x]`, the path
+    `from tensorflow.keras import backend` imports; None for another name or a submodule tf-keras
+    lacks."""
+    for prefix in ('tensorflow.keras', 'tensorflow.compat.v1.keras'):
+        if fullname == prefix or fullname.startswith(prefix + '.'):
+            try:
+                return importlib.import_module(tf.keras.__name__ + fullname[len(prefix):])
+            except ImportError:
+                return None
+    return None
 
 
 def _compat():

@@ -27,7 +27,6 @@ import sys
 
 from towers import flags
 from towers.cluster import launcher
-from towers.errors import TowersError
 from towers.legacy.horovod.ranks import DEFAULT_TIMEOUT, World
 
 LAUNCHERS = ('horovodrun', 'mpirun', 'mpiexec')

@@ -46,7 +46,7 @@ class BroadcastGlobalVariablesHook(tf.train.SessionRunHook):
         session.run(self.bcast_op)
 
 
-def _reduce_gradients(grads, variables, name, device_dense, device_sparse, compression,
+def reduce_gradients(grads, variables, name, device_dense, device_sparse, compression,
                       sparse_as_dense, op, gradient_predivide_factor):
     """The gradients `grads` of `variables` (None kept as None) reduced over the ranks, as
     Horovod's `allreduce_grads` did; nothing is communicated in a job of one rank."""
@@ -57,14 +57,23 @@ def _reduce_gradients(grads, variables, name, device_dense, device_sparse, compr
     if ranks.world().size == 1:
         return list(grads)
     with tf.name_scope(name + '_Allreduce'):
-        reduced = []
-        for grad, variable in zip(grads, variables):
-            if grad is not None and sparse_as_dense and isinstance(grad, tf.IndexedSlices):
-                grad = tf.convert_to_tensor(grad)
-            reduced.append(None if grad is None else collectives.reduce(
-                grad, 'the gradient of %r' % variable.op.name, device_dense=device_dense,
-                device_sparse=device_sparse, compression=compression, op=op,
-                prescale_factor=prescale, postscale_factor=postscale))
+        grads = [tf.convert_to_tensor(grad) if grad is not None and sparse_as_dense
+                 and isinstance(grad, tf.IndexedSlices) else grad for grad in grads]
+        shown = ['the gradient of %r' % variable.op.name for variable in variables]
+        fused = [index for index, grad in enumerate(grads)
+                 if grad is not None and not isinstance(grad, tf.IndexedSlices)
+                 and grad.shape.is_fully_defined() and op is not Adasum]
+        reduced = [None] * len(grads)
+        for index, value in zip(fused, collectives.fused_reduce(
+                [grads[index] for index in fused], [shown[index] for index in fused], op,
+                compression, prescale, postscale, device_dense)):
+            reduced[index] = value
+        for index, grad in enumerate(grads):
+            if grad is not None and reduced[index] is None:
+                reduced[index] = collectives.reduce(
+                    grad, shown[index], device_dense=device_dense, device_sparse=device_sparse,
+                    compression=compression, op=op, prescale_factor=prescale,
+                    postscale_factor=postscale)
         return reduced
 
 
@@ -78,12 +87,12 @@ class _DistributedOptimizer(tf.train.Optimizer):
         name = name or 'Distributed%s' % type(optimizer).__name__
         super().__init__(name=name, use_locking=use_locking)
         self._optimizer = optimizer
-        self._reduce = lambda grads, variables: _reduce_gradients(
+        self._reduce = lambda grads, variables: reduce_gradients(
             grads, variables, name, device_dense, device_sparse, compression, sparse_as_dense, op,
             gradient_predivide_factor)
         self._local_vars = []
         self._scale_local_gradients = scale_local_gradients
-        self._aggregation = (_LocalAggregation(backward_passes_per_step, sparse_as_dense,
+        self._aggregation = (LocalAggregation(backward_passes_per_step, sparse_as_dense,
                                                average_aggregated_gradients, name)
                              if backward_passes_per_step > 1 else None)
 
@@ -92,19 +101,8 @@ class _DistributedOptimizer(tf.train.Optimizer):
         self._local_vars.append(var)
 
     def _reduce_shared(self, grads, variables):
-        local = [any(var is v for v in self._local_vars) for var in variables]
-        shared = [(g, v) for g, v, is_local in zip(grads, variables, local) if not is_local]
-        reduced = iter(self._reduce([g for g, _ in shared], [v for _, v in shared]))
-        size = ranks.world().size
-        result = []
-        for grad, is_local in zip(grads, local):
-            if not is_local:
-                result.append(next(reduced))
-            elif grad is not None and self._scale_local_gradients:
-                result.append(_scaled(grad, 1.0 / size))
-            else:
-                result.append(grad)
-        return result
+        return reduce_shared(grads, variables, self._local_vars, self._scale_local_gradients,
+                             self._reduce)
 
     def compute_gradients(self, *args, **kwargs):
         """The wrapped optimizer's (gradient, variable) pairs, the gradients reduced."""
@@ -137,13 +135,32 @@ class _DistributedOptimizer(tf.train.Optimizer):
         return self._optimizer.variables(*args, **kwargs)
 
 
+def reduce_shared(grads, variables, local_vars, scale_local_gradients, reduce):
+    """`grads` (None kept) of `variables` reduced by `reduce(grads, variables)`, except those
+    of `local_vars` (registered with `register_local_var`): each rank keeps its own, divided by
+    the size with `scale_local_gradients`, as Horovod did."""
+    local = [any(var is own for own in local_vars) for var in variables]
+    shared = [(grad, var) for grad, var, is_local in zip(grads, variables, local) if not is_local]
+    reduced = iter(reduce([grad for grad, _ in shared], [var for _, var in shared]))
+    size = ranks.world().size
+    result = []
+    for grad, is_local in zip(grads, local):
+        if not is_local:
+            result.append(next(reduced))
+        elif grad is not None and scale_local_gradients:
+            result.append(_scaled(grad, 1.0 / size))
+        else:
+            result.append(grad)
+    return result
+
+
 def _scaled(grad, factor):
     if isinstance(grad, tf.IndexedSlices):
         return tf.IndexedSlices(grad.values * factor, grad.indices, grad.dense_shape)
     return grad * factor
 
 
-class _LocalAggregation:
+class LocalAggregation:
     """Gradients summed locally over `passes` steps, reduced and applied on the last.
 
     The sums live in local variables (not saved) under 'aggregation_variables_<name><rank>',
@@ -310,7 +327,8 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense='
             compression=compression, sparse_as_dense=sparse_as_dense,
             gradient_predivide_factor=gradient_predivide_factor, op=op,
             backward_passes_per_step=backward_passes_per_step,
-            average_aggregated_gradients=average_aggregated_gradients)
+            average_aggregated_gradients=average_aggregated_gradients,
+            scale_local_gradients=scale_local_gradients)
     if op is Adasum:
         return _DistributedAdasumOptimizer(optimizer, name, use_locking, device_dense,
                                            device_sparse, compression, backward_passes_per_step)
