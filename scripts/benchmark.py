@@ -8,7 +8,9 @@ training modes (f)-(l) and (m), the towers with op determinism, of `towers.bench
 each device count's timed in turns. Each ratio is the median of the rounds' ratios with its
 interquartile range; then the targets and the fastest mode. `--estimator`: instead, the model
 through tf.estimator against towers.fit (`towers.benchmarks.estimator`), on one device and on
-`--num_gpus` with MirroredStrategy. `--startup`: instead, how fast every script answers `--help`
+`--num_gpus` with MirroredStrategy. `--horovod`: instead, a TF1 Horovod program of the model on
+`--num_gpus` ranks against N towers in one process and one device (`towers.benchmarks.horovod`).
+`--startup`: instead, how fast every script answers `--help`
 against TensorFlow's import (`towers.benchmarks.startup`). The input is the model's data set in
 `--data_dir`, or a generated one in its format (nothing is downloaded).
 """
@@ -62,6 +64,11 @@ def _parse_args(argv):
                        'Instead of training: every script\'s --help time over `python -c '
                        '"import tensorflow"`\'s, each a fresh process, in turns over --repeats '
                        'rounds (default 5; towers.benchmarks.startup).')
+    parser.add_boolean('horovod', False,
+                       'Instead of the rows above: a TF1 Horovod program of the model on '
+                       '--num_gpus ranks (towers-legacy --np) against the same program on '
+                       '--num_gpus towers in one process and on one device, same global batch, '
+                       'in turns (towers.benchmarks.horovod).')
     parser.add_argument('--json', help='Write the results to this JSON file.')
     parser.add_argument('--chart', default='out/benchmark.png',
                         help='PNG chart of images/sec against devices.')
@@ -90,6 +97,8 @@ def main(argv):
         inter_op_threads=args.inter_op_threads)
     if args.estimator:
         return _estimator(entry, batch_size, _plan(args), args.num_gpus)
+    if args.horovod:
+        return _horovod(entry, batch_size, _plan(args), args.num_gpus, args.matmul_size)
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
                         args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
@@ -131,6 +140,15 @@ def _estimator(entry, batch_size, plan, num_devices):
     from towers.benchmarks import estimator as estimator_benchmark
 
     for line in estimator_benchmark.report(entry, batch_size, plan, num_devices):
+        print(line, flush=True)
+    return 0
+
+
+def _horovod(entry, batch_size, plan, num_ranks, matmul_size):
+    """Prints Horovod's ranks against towers and one device, in turns."""
+    from towers.benchmarks import horovod
+
+    for line in horovod.report(entry, batch_size, num_ranks, plan, matmul_size):
         print(line, flush=True)
     return 0
 
