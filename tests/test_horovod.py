@@ -12,8 +12,10 @@ import sys
 import numpy as np
 import pytest
 
+from towers.cluster import launcher
+from towers.errors import TowersError
 from towers.flags import FlagError
-from towers.legacy.horovod import launch
+from towers.legacy.horovod import launch, ranks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(REPO, 'tests', 'data', 'horovod', 'horovod_program.py')
@@ -114,6 +116,34 @@ def test_each_rank_is_its_own_process_with_its_own_seed_and_output_prefix(traine
     assert '[rank0] towers-legacy: compatibility pieces used: ' in output
     assert re.search(r'^\[rank1\] .*graph seed 2, horovod.tensorflow$', output, re.M)
     assert output.rstrip().endswith('[launcher] every process exited with status 0')
+
+
+def test_a_job_over_several_hosts_runs_one_launch_per_host(tmp_path):
+    # Two "hosts" of this machine, each launch starting its own rank on the machine's network,
+    # rank r on port P + r.
+    port = launcher.free_local_ports(1)[0]
+    commands = [[sys.executable, '-m', 'towers.legacy', '--seed', '1', '--np', '2', '-H',
+                 '127.0.0.1:1,localhost:1', '--host_index', str(index), '--port', str(port),
+                 PROGRAM, '--out', str(tmp_path / 'out')] for index in (0, 1)]
+    hosts = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, cwd=REPO) for command in commands]
+    outputs = [host.communicate(timeout=300)[0] for host in hosts]
+    assert [host.returncode for host in hosts] == [0, 0], outputs
+    assert ('[launcher] Horovod job of 2 ranks on 127.0.0.1:1,localhost:1: ranks 1 here'
+            in outputs[1])
+    assert 'not isolated: the job spans several machines' in outputs[0]
+    rank0, rank1 = records(tmp_path / 'out')
+    assert rank0['variables'] == rank1['variables']
+    assert rank0['gathered'] == [[0, 0], [1, 1], [1, 1]]
+
+
+def test_more_ranks_than_gpus_on_a_host_is_refused_unless_asked():
+    world = ranks.World(rank=2, size=4, local_rank=2, local_size=4)
+    with pytest.raises(TowersError, match=r'^rank 2: 4 ranks on this host but 2 GPUs: two ranks '
+                                          r'would share a GPU'):
+        ranks.check_devices(world, 2, environ={})
+    ranks.check_devices(world, 2, environ={ranks.SHARE_GPUS: '1'})
+    ranks.check_devices(world, 0, environ={})
 
 
 def test_a_killed_rank_ends_the_job_and_a_rerun_resumes_from_the_checkpoint(tmp_path):

@@ -27,6 +27,7 @@ import sys
 
 from towers import flags
 from towers.cluster import launcher
+from towers.legacy.horovod import ranks
 from towers.legacy.horovod.ranks import DEFAULT_TIMEOUT, World
 
 LAUNCHERS = ('horovodrun', 'mpirun', 'mpiexec')
@@ -35,7 +36,6 @@ PYTHON_VALUE_OPTIONS = ('-W', '-X', '-c')
 RUNNER_VALUE_OPTIONS = ('--legacy_devices', '--seed', '--precise_bn_batches')
 LAUNCH_VALUE_OPTIONS = ('--np', '-np', '-H', '--hosts', '--hostfile', '--host_index', '--port',
                         '--collective_timeout', '--timeout')
-LAUNCH_SWITCHES = ('--require_isolation',)
 # horovodrun's and mpirun's options: those taking a value, those taking two, the others.
 FOREIGN_VALUE_OPTIONS = (
     '-np', '--num-proc', '-n', '-c', '--np', '-H', '--hosts', '--host', '-host', '-hostfile',
@@ -142,8 +142,10 @@ def _parse_own(tokens, job):
             step = 1
         if token in LAUNCH_VALUE_OPTIONS:
             _set_launch_option(job, token, value)
-        elif token in LAUNCH_SWITCHES:
+        elif token == '--require_isolation':
             job.require_isolation = True
+        elif token == '--share_gpus':
+            job.env[ranks.SHARE_GPUS] = '1'
         else:
             job.runner_options += [token] if value is None else [token, value]
         index += step

@@ -25,6 +25,7 @@ from towers.errors import TowersError
 
 ADDRESSES = 'TOWERS_HOROVOD_ADDRESSES'
 TIMEOUT = 'TOWERS_HOROVOD_TIMEOUT'
+SHARE_GPUS = 'TOWERS_HOROVOD_SHARE_GPUS'
 JOB = 'worker'
 # Horovod's variables for a rank's place, in the order of `World`'s fields after `rank`.
 PLACES = ('RANK', 'SIZE', 'LOCAL_RANK', 'LOCAL_SIZE', 'CROSS_RANK', 'CROSS_SIZE')
@@ -113,11 +114,26 @@ def init():
     world = _State.world
     if world.size > 1 and _State.server is None:
         from towers.compat import tf
+        check_devices(world, len(tf.config.list_physical_devices('GPU')))
         _State.server = tf.distribute.Server(
             tf.train.ClusterSpec({JOB: world.addresses}), job_name=JOB,
             task_index=world.rank, config=session_config(None, world), start=True)
         _wait_for_ranks(world)
     _State.initialized = True
+
+
+def check_devices(world, num_gpus, environ=None):
+    """Refuses more ranks on this host than it has GPUs (two ranks would share one), unless
+    the launch asked for it (`--share_gpus`); a host without GPUs runs each rank on the CPU.
+
+    Raises:
+      TowersError: naming the ranks, the GPUs and what to do.
+    """
+    environ = os.environ if environ is None else environ
+    if num_gpus and world.local_size > num_gpus and environ.get(SHARE_GPUS) != '1':
+        raise TowersError('rank %d: %d ranks on this host but %d GPUs: two ranks would share '
+                          'a GPU; start at most %d ranks per host, or give the launch '
+                          '--share_gpus' % (world.rank, world.local_size, num_gpus, num_gpus))
 
 
 def shutdown():
@@ -178,9 +194,9 @@ def session_config(config, world):
         merged.intra_op_parallelism_threads = share
     if not merged.inter_op_parallelism_threads:
         merged.inter_op_parallelism_threads = share
-    if (not merged.gpu_options.visible_device_list
-            and tf.config.list_physical_devices('GPU')):
-        merged.gpu_options.visible_device_list = str(world.local_rank)
+    gpus = len(tf.config.list_physical_devices('GPU'))
+    if not merged.gpu_options.visible_device_list and gpus:
+        merged.gpu_options.visible_device_list = str(world.local_rank % gpus)
     return merged
 
 
