@@ -78,6 +78,7 @@ def test_allreduce_gives_horovods_reductions_scalings_and_compression(trained):
         np.testing.assert_allclose(record['product'], VALUE.prod(0))
         np.testing.assert_allclose(record['scaled'], 3.0 * (0.5 * VALUE).sum(0))
         np.testing.assert_allclose(record['fp16'], VALUE.mean(0), rtol=1e-3)
+        np.testing.assert_allclose(record['grouped'], [VALUE.sum(0), 2 * VALUE.sum(0)])
 
 
 def test_adasum_combines_two_ranks_by_their_dot_product(trained):
@@ -205,6 +206,8 @@ def test_a_name_horovod_had_and_the_runner_lacks_stops_with_one_line(tmp_path):
      (4, [('localhost', 4)], 'train.py', [], {'NCCL_DEBUG': 'INFO'})),
     (['--seed', '3', '--np', '2', 'train.py', '--np', '5'],
      (2, [('localhost', 2)], 'train.py', ['--np', '5'], {})),
+    (['--collective_timeout', '30', 'horovodrun', '-np', '2', 'python', 'train.py'],
+     (2, [('localhost', 2)], 'train.py', [], {})),
 ])
 def test_the_launch_forms_users_typed_give_the_ranks_and_the_program(tmp_path, monkeypatch,
                                                                      argv, expected):

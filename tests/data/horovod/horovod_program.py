@@ -76,6 +76,7 @@ collectives = {
     'scaled': hvd.allreduce(value, op=hvd.Sum, prescale_factor=0.5, postscale_factor=3.0),
     'fp16': hvd.allreduce(value, compression=hvd.Compression.fp16),
     'adasum': hvd.allreduce(value, op=hvd.Adasum),
+    'grouped': hvd.grouped_allreduce([value, 2.0 * value], op=hvd.Sum),
     'gathered': hvd.allgather(tf.fill([hvd.rank() + 1, 2], hvd.rank())),
     'from_rank_1': hvd.broadcast(value, 1 if hvd.size() > 1 else 0),
 }
@@ -94,7 +95,7 @@ with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, hooks=hook
     record['start_step'] = int(session.run(global_step))
     record['start_after_broadcast'] = session.run(start).tolist()
     print('rank %d starts at step %d' % (hvd.rank(), record['start_step']), flush=True)
-    record.update({name: session.run(tensor).tolist()
+    record.update({name: np.asarray(session.run(tensor)).tolist()
                    for name, tensor in collectives.items()})
     while not session.should_stop():
         step = session.run(global_step)

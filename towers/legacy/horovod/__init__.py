@@ -25,8 +25,8 @@ TENSORFLOW_NAMES = dict(
         'local_rank_op', 'mpi_threads_supported', 'mpi_enabled', 'mpi_built', 'gloo_enabled',
         'gloo_built', 'nccl_built', 'ddl_built', 'ccl_built', 'cuda_built', 'rocm_built')]
     + [(name, 'collectives') for name in (
-        'allreduce', 'allgather', 'broadcast', 'Compression', 'Average', 'Sum', 'Adasum', 'Min',
-        'Max', 'Product')]
+        'allreduce', 'grouped_allreduce', 'allgather', 'broadcast', 'Compression', 'Average',
+        'Sum', 'Adasum', 'Min', 'Max', 'Product')]
     + [(name, 'optimizer') for name in (
         'DistributedOptimizer', 'broadcast_variables', 'broadcast_global_variables',
         'BroadcastGlobalVariablesHook')])

@@ -181,6 +181,36 @@ def reduce(tensor, shown, average=None, device_dense='', device_sparse='',
         return result
 
 
+def grouped_allreduce(tensors, average=None, device_dense='', device_sparse='',
+                      compression=Compression.none, op=None, prescale_factor=1.0,
+                      postscale_factor=1.0, process_set=None):
+    """Horovod's `hvd.grouped_allreduce` (0.21+): each of `tensors` reduced over the ranks."""
+    tensors = [t if isinstance(t, tf.IndexedSlices) else tf.convert_to_tensor(t)
+               for t in tensors]
+    return grouped_reduce(tensors, [repr(t.name) for t in tensors], reduction_of(op, average),
+                          compression, prescale_factor, postscale_factor, device_dense,
+                          device_sparse)
+
+
+def grouped_reduce(tensors, shown, op, compression=Compression.none, prescale_factor=1.0,
+                   postscale_factor=1.0, device_dense='', device_sparse=''):
+    """`reduce` of each of `tensors` (None kept as None; failures name each as in `shown`):
+    the dense ones of fully known shape fused (`fused_reduce`), the others one by one."""
+    fused = [index for index, t in enumerate(tensors)
+             if t is not None and not isinstance(t, tf.IndexedSlices)
+             and t.shape.is_fully_defined() and op is not Adasum and ranks.world().size > 1]
+    results = [None] * len(tensors)
+    for index, value in zip(fused, fused_reduce(
+            [tensors[index] for index in fused], [shown[index] for index in fused], op,
+            compression, prescale_factor, postscale_factor, device_dense)):
+        results[index] = value
+    for index, tensor in enumerate(tensors):
+        if tensor is not None and results[index] is None:
+            results[index] = reduce(tensor, shown[index], None, device_dense, device_sparse,
+                                    compression, op, prescale_factor, postscale_factor)
+    return results
+
+
 def fusion_threshold(environ=None):
     """Bytes of tensors fused into one allreduce: Horovod's `HOROVOD_FUSION_THRESHOLD`, by
     default 64 MiB as Horovod's; 0 turns fusion off."""

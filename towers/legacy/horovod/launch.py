@@ -1,7 +1,7 @@
 """Starting a Horovod job's ranks: one process per device, as `horovodrun` and `mpirun` did.
 
     towers-legacy [RUNNER OPTIONS] --np 2 train.py --epochs 3
-    towers-legacy horovodrun -np 2 -H localhost:2 python train.py --epochs 3
+    towers-legacy [RUNNER OPTIONS] horovodrun -np 2 -H localhost:2 python train.py --epochs 3
     towers-legacy mpirun -np 2 -bind-to none -map-by slot -x NCCL_DEBUG=INFO python train.py
 
 Each rank is `python -m towers.legacy [RUNNER OPTIONS] train.py ...` with its place in
@@ -57,13 +57,12 @@ DEFAULT_PORT = 29500
 
 
 def is_command(argv):
-    """Whether `argv` (towers-legacy's arguments) asks for a Horovod job."""
-    if argv and argv[0] in LAUNCHERS:
+    """Whether `argv` (towers-legacy's arguments) asks for a Horovod job: `--np` among the
+    runner's options, or `horovodrun`/`mpirun` after them."""
+    runner = _runner_part(argv)
+    if len(argv) > len(runner) and argv[len(runner)] in LAUNCHERS:
         return True
-    for token in _runner_part(argv):
-        if token in ('--np', '-np') or token.startswith('--np='):
-            return True
-    return False
+    return any(token in ('--np', '-np') or token.startswith('--np=') for token in runner)
 
 
 def _runner_part(argv):
@@ -99,13 +98,13 @@ def parse(argv):
       FlagError: a bad option, a bad host list, or no program.
     """
     job = Job()
-    if argv and argv[0] in LAUNCHERS:
-        command = _parse_foreign(argv[0], argv[1:], job)
-        job.script, job.script_argv = _python_command(argv[0], command)
+    runner = _runner_part(argv)
+    _parse_own(runner, job)
+    rest = argv[len(runner):]
+    if rest and rest[0] in LAUNCHERS:
+        command = _parse_foreign(rest[0], rest[1:], job)
+        job.script, job.script_argv = _python_command(rest[0], command)
     else:
-        runner = _runner_part(argv)
-        _parse_own(runner, job)
-        rest = argv[len(runner):]
         if rest and rest[0] == '--':
             rest = rest[1:]
         if not rest:

@@ -60,21 +60,8 @@ def reduce_gradients(grads, variables, name, device_dense, device_sparse, compre
         grads = [tf.convert_to_tensor(grad) if grad is not None and sparse_as_dense
                  and isinstance(grad, tf.IndexedSlices) else grad for grad in grads]
         shown = ['the gradient of %r' % variable.op.name for variable in variables]
-        fused = [index for index, grad in enumerate(grads)
-                 if grad is not None and not isinstance(grad, tf.IndexedSlices)
-                 and grad.shape.is_fully_defined() and op is not Adasum]
-        reduced = [None] * len(grads)
-        for index, value in zip(fused, collectives.fused_reduce(
-                [grads[index] for index in fused], [shown[index] for index in fused], op,
-                compression, prescale, postscale, device_dense)):
-            reduced[index] = value
-        for index, grad in enumerate(grads):
-            if grad is not None and reduced[index] is None:
-                reduced[index] = collectives.reduce(
-                    grad, shown[index], device_dense=device_dense, device_sparse=device_sparse,
-                    compression=compression, op=op, prescale_factor=prescale,
-                    postscale_factor=postscale)
-        return reduced
+        return collectives.grouped_reduce(grads, shown, op, compression, prescale, postscale,
+                                          device_dense, device_sparse)
 
 
 class _DistributedOptimizer(tf.train.Optimizer):
