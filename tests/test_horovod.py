@@ -31,13 +31,16 @@ def records(out):
     return [json.loads((out / name).read_text()) for name in sorted(os.listdir(out))]
 
 
+DETERMINISTIC = ('--deterministic', '--seed', '1')
+
+
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
     """The program on 2 ranks (global batch 8), and as one process (batch 8), same seed."""
     root = tmp_path_factory.mktemp('horovod')
-    two = run_legacy('--seed', '1', '--np', '2', PROGRAM, '--out', str(root / 'two'))
+    two = run_legacy(*DETERMINISTIC, '--np', '2', PROGRAM, '--out', str(root / 'two'))
     assert two.returncode == 0, two.stdout[-3000:] + two.stderr[-3000:]
-    one = run_legacy('--seed', '1', PROGRAM, '--out', str(root / 'one'))
+    one = run_legacy(*DETERMINISTIC, PROGRAM, '--out', str(root / 'one'))
     assert one.returncode == 0, one.stderr[-3000:]
     return two.stdout, records(root / 'two'), records(root / 'one')[0]
 
@@ -111,11 +114,21 @@ def test_broadcast_gives_every_rank_the_root_ranks_value(trained):
         np.testing.assert_allclose(record['from_rank_1'], VALUE[1])
 
 
+def test_a_deterministic_job_repeats_byte_for_byte(trained, tmp_path):
+    _, first, _ = trained
+    again = run_legacy(*DETERMINISTIC, '--np', '2', PROGRAM, '--out', str(tmp_path / 'again'))
+    assert again.returncode == 0, again.stdout[-3000:]
+    for before, after in zip(first, records(tmp_path / 'again')):
+        assert before['losses'] == after['losses']
+        assert before['variables'] == after['variables']
+
+
 def test_each_rank_is_its_own_process_with_its_own_seed_and_output_prefix(trained):
     output, _, _ = trained
     assert re.search(r'^\[launcher\] Horovod job of 2 ranks: ranks 0, 1 here', output, re.M)
     assert '[rank0] towers-legacy: compatibility pieces used: ' in output
-    assert re.search(r'^\[rank1\] .*graph seed 2, horovod.tensorflow$', output, re.M)
+    assert re.search(r'^\[rank1\] .*op determinism, graph seed 2, horovod.tensorflow$', output,
+                     re.M)
     assert output.rstrip().endswith('[launcher] every process exited with status 0')
 
 
