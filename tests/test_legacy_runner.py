@@ -308,3 +308,31 @@ def test_the_scripts_session_config_gains_the_devices_and_keeps_its_settings():
         tf.ConfigProto(allow_soft_placement=True, log_device_placement=True))
     assert config.device_count['CPU'] == 3
     assert config.allow_soft_placement and config.log_device_placement
+
+
+def test_keras_datasets_read_the_cached_file_and_never_download(tmp_path):
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent('''
+        import tensorflow as tf
+        (x, y), (xt, yt) = tf.keras.datasets.mnist.load_data('MNIST-data-0')
+        print(x.shape, y.tolist(), xt.shape)
+        tf.keras.datasets.mnist.load_data('MNIST-data-0')
+        tf.keras.datasets.mnist.load_data('MNIST-data-1')
+        '''))
+    cache = tmp_path / 'home' / '.keras' / 'datasets'
+    cache.mkdir(parents=True)
+    with open(cache / 'MNIST-data-0', 'wb') as f:
+        np.savez(f, x_train=np.zeros((3, 28, 28), np.uint8), y_train=np.arange(3, dtype=np.uint8),
+                 x_test=np.zeros((2, 28, 28), np.uint8), y_test=np.zeros(2, np.uint8))
+    result = subprocess.run([sys.executable, '-m', 'towers.legacy', str(script)], cwd=REPO,
+                            capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, HOME=str(tmp_path / 'home')))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ['(3, 28, 28) [0, 1, 2] (2, 28, 28)']
+    # A generated file is not the published one: read, and said once.
+    assert result.stderr.count('is not the published file') == 1
+    assert error_lines(result.stderr) == [
+        'error: %s:6: tf.keras.datasets: %s is not in the Keras cache (it comes from '
+        'https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz); towers-legacy '
+        'does not download: put the file there' % (script, cache / 'MNIST-data-1')]
+    assert not (cache / 'MNIST-data-1').exists()

@@ -11,6 +11,7 @@ import os
 import types
 
 from towers.errors import TowersError
+from towers.legacy.program import installed
 
 _ABSENT = object()
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -145,12 +146,14 @@ class LegacyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def located(error):
     """`error`'s message after 'file:line: ' of the deepest frame of its traceback in the
-    user's code (outside this package and the import system), where it has one."""
+    user's code (outside this package, the import system and installed packages, such as
+    tf-keras's loaders that call the runner's), where it has one."""
     location = ''
     traceback = error.__traceback__
     while traceback is not None:
         filename = traceback.tb_frame.f_code.co_filename
-        if not (filename.startswith('<') or filename.startswith(_PACKAGE_DIR)):
+        if not (filename.startswith('<') or filename.startswith(_PACKAGE_DIR)
+                or installed(filename)):
             location = '%s:%d: ' % (filename, traceback.tb_lineno)
         traceback = traceback.tb_next
     return location + str(error)

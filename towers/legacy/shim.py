@@ -21,6 +21,8 @@ This package and `towers.compat` are the only code of the project that touches `
 - `horovod.tensorflow` (and `horovod.tensorflow.keras`) are `towers.legacy.horovod`'s, and the
   sessions a rank makes after `hvd.init()` run on its server;
 - `tf.data.Dataset.prefetch` takes a NumPy integer, as TF 1.x's did;
+- `tf.keras.datasets.*.load_data` read the file where Keras keeps it and never download
+  (`towers.legacy.keras_datasets`);
 - `tf.keras.estimator.model_to_estimator` (tf-keras's raises) is
   `towers.legacy.estimator.keras`'s;
 - `tensorflow.python.framework.device.DeviceSpec` is TF 1.x's mutable one (`merge_from`), as
@@ -48,7 +50,8 @@ from absl import flags as absl_flags
 
 from towers.compat import tf
 from towers.errors import TowersError
-from towers.legacy import devices, examples, libraries, numpy_aliases, scipy_misc
+from towers.legacy import (devices, examples, keras_datasets, libraries, numpy_aliases,
+                           scipy_misc)
 from towers.legacy.contrib import Contrib
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
 from towers.legacy.horovod import Namespace as HorovodNamespace, ranks
@@ -74,6 +77,7 @@ def install():
     libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
     _give_keras_model_to_estimator(usage)
+    keras_datasets.install(usage)
     devices.use_tf1_device_spec()
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))
