@@ -19,13 +19,22 @@ SCRIPT = os.path.join(ROOT, 'scripts', 'launch_local_cluster.py')
 
 # Prints its flags, then: a worker exits with the status given after --worker_status, a ps
 # with --ps_status, or, when that status is 'hang', prints its process id and waits until it
-# is terminated.
+# is terminated; 'linger' the same, but once terminated it prints 'stopping' and takes 1 s.
 STAND_IN = '''
-import os, sys, threading
+import os, signal, sys, threading, time
 args = sys.argv[1:]
 print(' '.join(args), flush=True)
 role = args[args.index('--job_name') + 1]
 status = args[args.index('--%s_status' % role) + 1]
+if status == 'linger':
+    def stop(signum, frame):
+        print('stopping', flush=True)
+        time.sleep(1)
+        sys.exit(143)
+    signal.signal(signal.SIGTERM, stop)
+    print('hanging as process %d' % os.getpid(), flush=True)
+    while True:
+        signal.pause()
 if status == 'hang':
     print('hanging as process %d' % os.getpid(), flush=True)
     threading.Event().wait()
@@ -121,6 +130,29 @@ def test_terminating_the_launcher_terminates_every_task():
 
     status = launcher.launch(stand_in('hang', 'hang'), 1, 2, exit_grace=5, printer=printer)
     assert status == 128 + signal.SIGTERM
+    for pid in hanging:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_second_sigterm_while_the_launcher_stops_its_tasks_does_not_interrupt_it(capsys):
+    # `timeout` and process managers signal the whole process group: the launcher hears
+    # SIGTERM again while it waits for its tasks to stop.
+    hanging = []
+
+    def printer(line):
+        print(line)
+        if 'hanging as process' in line:
+            hanging.append(int(line.split()[-1]))
+            if len(hanging) == 3:
+                os.kill(os.getpid(), signal.SIGTERM)
+        if line.endswith('] stopping'):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    status = launcher.launch(stand_in('linger', 'linger'), 1, 2, exit_grace=5, printer=printer)
+    assert status == 128 + signal.SIGTERM
+    assert lines_of(capsys.readouterr().out.splitlines(), 'launcher')[-1] == (
+        'terminated ps0 (status 143), worker0 (status 143), worker1 (status 143)')
     for pid in hanging:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -167,7 +167,7 @@ def run_processes(processes, ports, heading, timeout=None, exit_grace=60.0,
     console.print('launcher', heading + ('; in a private network (loopback only)'
                                          if network.private else ''))
     tasks = []
-    restore_sigterm = _raise_on_sigterm()
+    stopping = _raise_on_sigterm()
     try:
         for process in processes:
             tasks.append(_Task(process, exits, console, network))
@@ -184,6 +184,7 @@ def run_processes(processes, ports, heading, timeout=None, exit_grace=60.0,
     except _Terminated:
         return _exit_status(-signal.SIGTERM)
     finally:
+        restore_sigterm = stopping()
         network.close()
         _stop_all(tasks, exit_grace, console)
         restore_sigterm()
@@ -259,19 +260,29 @@ class _Terminated(Exception):
 
 
 def _raise_on_sigterm():
-    """Makes SIGTERM raise `_Terminated` in the main thread; returns what undoes it.
+    """Makes SIGTERM raise `_Terminated` in the main thread until the launcher starts to stop its
+    tasks; returns what marks that start, which returns what undoes it all.
 
     By default SIGTERM would end the launcher at once and leave its tasks running; as an
     exception it unwinds through `launch`, which forwards it to them.
     """
     if threading.current_thread() is not threading.main_thread():
-        return lambda: None  # only the main thread may set signal handlers
+        return lambda: lambda: None  # only the main thread may set signal handlers
+
+    state = {'stopping': False}
 
     def handler(signum, frame):
-        raise _Terminated()
+        # Once the launcher is stopping its tasks, a second SIGTERM (`timeout` signals the
+        # whole process group) must not interrupt that.
+        if not state['stopping']:
+            raise _Terminated()
+
+    def stopping():
+        state['stopping'] = True
+        return lambda: signal.signal(signal.SIGTERM, previous)
 
     previous = signal.signal(signal.SIGTERM, handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+    return stopping
 
 
 def _stop_all(tasks, grace, console):
