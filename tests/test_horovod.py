@@ -108,6 +108,13 @@ def test_allgather_joins_a_different_number_of_rows_per_rank(trained):
         assert record['gathered'] == [[0, 0], [1, 1], [1, 1]]
 
 
+def test_allgather_takes_rows_that_change_from_step_to_step(trained):
+    _, ranks, _ = trained
+    expected = [[0] * ((step % 3) + 1) + [1] * ((step + 1) % 3 + 1) for step in range(4)]
+    for record in ranks:
+        assert record['varying'] == expected
+
+
 def test_broadcast_gives_every_rank_the_root_ranks_value(trained):
     _, ranks, _ = trained
     for record in ranks:

@@ -7,7 +7,8 @@ Three models train side by side on the same batches, each with its own Distribut
 'dense_sparse' (an embedding, whose gradient is an IndexedSlices, and dense layers; momentum),
 'aggregated' (backward_passes_per_step=2) and 'adasum' (op=hvd.Adasum). Beside them the
 collectives on fixed values: allreduce with each op, scale factors and fp16 compression,
-allgather of a different number of rows per rank, broadcast from rank 1.
+allgather of a different number of rows per rank (also changing from step to step), broadcast
+from rank 1.
 """
 import argparse
 import json
@@ -54,14 +55,16 @@ def model(name):
 
 
 global_step = tf.train.get_or_create_global_step()
+# The models first: their initial values come from the graph's seed and the number of ops made
+# before them, which the collectives would change between a job of one rank and of two.
 start, loss = model('dense_sparse')
+_, aggregated_loss = model('aggregated')
+_, adasum_loss = model('adasum')
 train_ops = [hvd.DistributedOptimizer(tf.train.MomentumOptimizer(0.1, 0.9)).minimize(
     loss, global_step=global_step)]
-_, aggregated_loss = model('aggregated')
 train_ops.append(hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1),
                                           backward_passes_per_step=2,
                                           sparse_as_dense=True).minimize(aggregated_loss))
-_, adasum_loss = model('adasum')
 train_ops.append(hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(0.1),
                                           op=hvd.Adasum).minimize(adasum_loss))
 
@@ -80,6 +83,9 @@ collectives = {
     'gathered': hvd.allgather(tf.fill([hvd.rank() + 1, 2], hvd.rank())),
     'from_rank_1': hvd.broadcast(value, 1 if hvd.size() > 1 else 0),
 }
+# A gather whose rows change from step to step: (step + rank) % 3 + 1 rows of the rank's id.
+rows = tf.placeholder(tf.int32, [])
+varying = hvd.allgather(tf.fill([rows, 1], hvd.rank()))
 if hvd.rank() == args.extra_collective_rank:
     collectives['extra'] = hvd.allreduce(tf.constant([1.0], name='extra'))
 
@@ -88,7 +94,7 @@ final = tf.train.FinalOpsHook({variable.op.name: variable.value()
 hooks = [hvd.BroadcastGlobalVariablesHook(0), tf.train.StopAtStepHook(last_step=args.steps),
          final]
 checkpoint_dir = args.checkpoint_dir if hvd.rank() == 0 else None
-record = {'losses': [], 'rank': hvd.rank(), 'size': hvd.size()}
+record = {'losses': [], 'varying': [], 'rank': hvd.rank(), 'size': hvd.size()}
 with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, hooks=hooks,
                                        save_checkpoint_steps=1,
                                        save_summaries_steps=None) as session:
@@ -104,6 +110,8 @@ with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, hooks=hook
         shard = slice(hvd.rank() * per_rank, (hvd.rank() + 1) * per_rank)
         feed = {id_input: ids[step, shard], feature_input: features[step, shard],
                 label_input: labels[step, shard]}
+        record['varying'].append(session.run(varying, {rows: (step + hvd.rank()) % 3 + 1})
+                                 .ravel().tolist())
         record['losses'].append(float(session.run([train_ops, loss], feed)[1]))
 record['variables'] = {name: value.tolist() for name, value in final.final_ops_values.items()}
 os.makedirs(args.out, exist_ok=True)

@@ -104,10 +104,22 @@ def _normalized(name):
     return re.sub('[^a-zA-Z0-9_]', '_', name)
 
 
-def _keys(op_name):
+def _keys(op_name, fixed_shape=True):
+    """(group key, instance key) of the collective op `op_name` of the default graph.
+
+    A collective whose shape may change from one run to the next (`fixed_shape` False) needs a
+    new instance key each run: it gets a group of its own (from the graph's number and its
+    name) and instance keys 1, 2, 3, ... counted by a one-shot iterator in the graph, which
+    needs no initialisation and advances once each time the collective runs, alike on every
+    rank."""
     graph = tf.get_default_graph()
     if graph not in _GROUP_KEYS:
         _GROUP_KEYS[graph] = next(_NEXT_GROUP)
+    if not fixed_shape:
+        group = 0x40000000 + zlib.crc32(('%d/%s' % (_GROUP_KEYS[graph], op_name)).encode()) \
+            % 0x3fffffff
+        counter = tf.data.experimental.Counter(start=1, dtype=tf.int32)
+        return group, tf.data.make_one_shot_iterator(counter).get_next()
     taken = _INSTANCE_KEYS.setdefault(graph, {})
     key = zlib.crc32(op_name.encode()) % 0x3fffffff + 1
     while key in taken:
@@ -168,7 +180,7 @@ def reduce(tensor, shown, average=None, device_dense='', device_sparse='',
                                              + (shown or repr(tensor.name))), world.size)
         else:
             op_name = scope + 'CollectiveReduce'
-            group, instance = _keys(op_name)
+            group, instance = _keys(op_name, compressed.shape.is_fully_defined())
             reduced = tf.raw_ops.CollectiveReduceV2(
                 input=compressed, group_size=world.size, group_key=group,
                 instance_key=instance, ordering_token=[], merge_op=reduction.merge,
@@ -272,7 +284,7 @@ def fused_reduce(tensors, shown, op=None, compression=Compression.none, prescale
 def _gather_stacked(tensor, scope, world, what):
     """[size, *shape]: every rank's `tensor` (of one shape on every rank), in rank order."""
     op_name = scope + 'CollectiveGather'
-    group, instance = _keys(op_name)
+    group, instance = _keys(op_name, tensor.shape.is_fully_defined())
     gathered = tf.raw_ops.CollectiveGatherV2(
         input=tf.expand_dims(tensor, 0), group_size=world.size, group_key=group,
         instance_key=instance, ordering_token=[], timeout_seconds=world.timeout,
@@ -331,7 +343,7 @@ def _gather(tensor, name, shown):
         largest = tf.reduce_max(sizes)
         padding = [[0, largest - rows[0]]] + [[0, 0]] * (tensor.shape.ndims - 1)
         padded = tf.pad(tensor, padding)
-        group, instance = _keys(scope + 'CollectiveGather')
+        group, instance = _keys(scope + 'CollectiveGather', fixed_shape=False)
         gathered = tf.raw_ops.CollectiveGatherV2(
             input=padded, group_size=world.size, group_key=group, instance_key=instance,
             ordering_token=[], timeout_seconds=world.timeout, name='CollectiveGather')
@@ -353,7 +365,7 @@ def broadcast(tensor, root_rank, name=None, process_set=None, ignore_name_scope=
     if world.size == 1:
         return tf.identity(tensor)
     with tf.name_scope(_scope('Broadcast', tensor, name)) as scope:
-        group, instance = _keys(scope + 'CollectiveBcast')
+        group, instance = _keys(scope + 'CollectiveBcast', tensor.shape.is_fully_defined())
         if world.rank == root_rank:
             result = tf.raw_ops.CollectiveBcastSendV2(
                 input=tensor, group_size=world.size, group_key=group, instance_key=instance,
