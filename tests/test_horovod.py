@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from towers.cluster import launcher
+from towers import errors
 from towers.errors import TowersError
 from towers.flags import FlagError
-from towers.legacy.horovod import launch, ranks
+from towers.legacy.horovod import launch, ranks, watchdog
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAM = os.path.join(REPO, 'tests', 'data', 'horovod', 'horovod_program.py')
@@ -132,7 +133,8 @@ def test_a_deterministic_job_repeats_byte_for_byte(trained, tmp_path):
 
 def test_each_rank_is_its_own_process_with_its_own_seed_and_output_prefix(trained):
     output, _, _ = trained
-    assert re.search(r'^\[launcher\] Horovod job of 2 ranks: ranks 0, 1 here', output, re.M)
+    assert re.search(r'^\[launcher\] Horovod job of 2 ranks: ranks 0, 1 here; a step waits for '
+                     r'its collectives at most 300 s', output, re.M)
     assert '[rank0] towers-legacy: compatibility pieces used: ' in output
     assert re.search(r'^\[rank1\] .*op determinism, graph seed 2, horovod.tensorflow$', output,
                      re.M)
@@ -190,8 +192,8 @@ def test_a_collective_one_rank_waits_for_alone_fails_in_one_line_within_the_time
     result = run_legacy('--collective_timeout', '3', '--np', '2', PROGRAM, '--out',
                         str(tmp_path / 'out'), '--extra_collective_rank', '1')
     assert result.returncode == 1
-    assert ("[rank1] error: rank 1: the allreduce of 'extra:0' did not complete: the other "
-            "ranks did not join within 3 s" in result.stdout), result.stdout[-3000:]
+    assert ("[rank1] error: rank 1: the allreduce of 'extra:0' did not complete within 3 s: "
+            "another rank stopped, or built another graph" in result.stdout), result.stdout[-3000:]
     # Rank 0 waits as long for its next gradient; whichever fails first ends the job.
     assert re.search(r'^\[launcher\] rank\d exited with status 1; terminating the others$',
                      result.stdout, re.M)
@@ -283,3 +285,21 @@ def test_a_bad_launch_from_the_command_line_prints_one_error_line(tmp_path):
     assert result.stderr.strip().splitlines() == [
         'error: mpirun option --frobnicate is not known to towers-legacy; the command is mpirun '
         '[-np N] [-H host:slots,...] [options] python SCRIPT [FLAGS...]']
+
+
+def test_a_collectives_error_line_gives_the_cause_not_the_task_it_came_from():
+    message = ("Graph execution error:\n\nDetected at node 'HorovodAllgather_x/CollectiveGather'"
+               "\nNode: 'HorovodAllgather_x/CollectiveGather'\nFrom /job:worker/replica:0/task:1:"
+               "\nCollective ops is aborted by: Shape mismatch in the collective instance 7."
+               "\n\t [[{{node HorovodAllgather_x/CollectiveGather}}]]")
+    assert errors.tf_error_cause(message) == (
+        'Collective ops is aborted by: Shape mismatch in the collective instance 7.')
+
+
+def test_a_late_step_names_its_rank_and_collectives():
+    world = ranks.World(rank=1, size=2, timeout=30)
+    assert watchdog.late_line(world, ["allreduce of 'a:0'", "allreduce of 'b:0'",
+                                      "allgather of 'c:0'", "broadcast of 'd:0' from rank 0"]) == (
+        "rank 1: the allreduce of 'a:0', allreduce of 'b:0', allgather of 'c:0' and 1 more did "
+        "not complete within 30 s: another rank stopped, or built another graph "
+        "(towers-legacy --collective_timeout sets the bound)")

@@ -30,7 +30,9 @@ def tf_error_cause(message):
     lines = [line.strip() for line in message.split('\n')]
     for index, line in enumerate(lines[:-1]):
         if line.startswith("Node: '"):
-            return lines[index + 1]
+            # The distributed runtime names the task the error came from first.
+            rest = [later for later in lines[index + 1:] if not later.startswith('From /job:')]
+            return rest[0] if rest else lines[index + 1]
     return next((line for line in lines if line and line != 'Graph execution error:'), message)
 
 

@@ -178,8 +178,11 @@ def run_processes(processes, ports, heading, timeout=None, exit_grace=60.0,
         # period to write their last checkpoint and exit.
         console.print('launcher', 'interrupted; waiting for the processes to stop')
         end = time.monotonic() + exit_grace
-        for task in tasks:
-            task.wait_until(end)
+        try:
+            for task in tasks:
+                task.wait_until(end)
+        except KeyboardInterrupt:
+            pass  # Ctrl-C again: stop them now (below)
         return EXIT_INTERRUPTED
     except _Terminated:
         return _exit_status(-signal.SIGTERM)

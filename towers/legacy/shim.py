@@ -54,7 +54,7 @@ from towers.legacy import (devices, examples, keras_datasets, libraries, numpy_a
                            scipy_misc)
 from towers.legacy.contrib import Contrib
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
-from towers.legacy.horovod import Namespace as HorovodNamespace, ranks
+from towers.legacy.horovod import Namespace as HorovodNamespace, ranks, watchdog
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
 TENSORFLOW = 'tensorflow as tf.compat.v1 (v2 behaviour off)'
@@ -97,6 +97,7 @@ def install():
     find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
     horovod = HorovodNamespace(usage)
     ranks.install_sessions()
+    watchdog.install()
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
                                          or estimator.resolve(name) or horovod.resolve(name)
                                          or _keras_module(name)

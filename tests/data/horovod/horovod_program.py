@@ -86,8 +86,7 @@ collectives = {
 # A gather whose rows change from step to step: (step + rank) % 3 + 1 rows of the rank's id.
 rows = tf.placeholder(tf.int32, [])
 varying = hvd.allgather(tf.fill([rows, 1], hvd.rank()))
-if hvd.rank() == args.extra_collective_rank:
-    collectives['extra'] = hvd.allreduce(tf.constant([1.0], name='extra'))
+extra = hvd.allreduce(tf.constant([1.0], name='extra'))
 
 final = tf.train.FinalOpsHook({variable.op.name: variable.value()
                                for variable in tf.global_variables()})
@@ -103,6 +102,8 @@ with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, hooks=hook
     print('rank %d starts at step %d' % (hvd.rank(), record['start_step']), flush=True)
     record.update({name: np.asarray(session.run(tensor)).tolist()
                    for name, tensor in collectives.items()})
+    if hvd.rank() == args.extra_collective_rank:  # a collective the other ranks never run
+        session.run(extra)
     while not session.should_stop():
         step = session.run(global_step)
         if hvd.rank() == args.kill_rank and step == args.kill_step:

@@ -9,8 +9,8 @@ by two keys, which agree on every rank by construction:
   graphs in the same order, as Horovod programs do;
 - the instance key comes from the op's name in the graph (as Horovod matched tensors by
   name), so a collective one rank builds and another does not stops only that collective.
-A collective waits for its peers at most the job's timeout (`ranks.World.timeout`), then fails;
-`failure_line` turns that failure into one line naming the rank and the tensor.
+`failure_line` turns a collective's failure into one line naming the rank and the tensor;
+`pending` names the collectives of a step that waits too long (`ranks`' watchdog).
 
 Arithmetic as Horovod's: `Average` sums then divides by the size; `prescale_factor` and
 `postscale_factor` multiply before and after; `Compression.fp16` reduces floating-point tensors
@@ -184,8 +184,7 @@ def reduce(tensor, shown, average=None, device_dense='', device_sparse='',
             reduced = tf.raw_ops.CollectiveReduceV2(
                 input=compressed, group_size=world.size, group_key=group,
                 instance_key=instance, ordering_token=[], merge_op=reduction.merge,
-                final_op='Div' if reduction is Average else 'Id',
-                timeout_seconds=world.timeout, name='CollectiveReduce')
+                final_op='Div' if reduction is Average else 'Id', name='CollectiveReduce')
             _record(reduced.op.name, 'allreduce of %s' % (shown or repr(tensor.name)))
         result = compression.decompress(reduced, context)
         if postscale_factor != 1.0:
@@ -287,7 +286,7 @@ def _gather_stacked(tensor, scope, world, what):
     group, instance = _keys(op_name, tensor.shape.is_fully_defined())
     gathered = tf.raw_ops.CollectiveGatherV2(
         input=tf.expand_dims(tensor, 0), group_size=world.size, group_key=group,
-        instance_key=instance, ordering_token=[], timeout_seconds=world.timeout,
+        instance_key=instance, ordering_token=[],
         name='CollectiveGather')
     _record(gathered.op.name, what)
     return gathered
@@ -338,7 +337,7 @@ def _gather(tensor, name, shown):
         group, instance = _keys(scope + 'CollectiveGatherSizes')
         sizes = tf.raw_ops.CollectiveGatherV2(
             input=rows, group_size=world.size, group_key=group, instance_key=instance,
-            ordering_token=[], timeout_seconds=world.timeout, name='CollectiveGatherSizes')
+            ordering_token=[], name='CollectiveGatherSizes')
         _record(sizes.op.name, 'allgather of %s (first dimensions)' % shown)
         largest = tf.reduce_max(sizes)
         padding = [[0, largest - rows[0]]] + [[0, 0]] * (tensor.shape.ndims - 1)
@@ -346,7 +345,7 @@ def _gather(tensor, name, shown):
         group, instance = _keys(scope + 'CollectiveGather', fixed_shape=False)
         gathered = tf.raw_ops.CollectiveGatherV2(
             input=padded, group_size=world.size, group_key=group, instance_key=instance,
-            ordering_token=[], timeout_seconds=world.timeout, name='CollectiveGather')
+            ordering_token=[], name='CollectiveGather')
         _record(gathered.op.name, 'allgather of %s' % shown)
         keep = tf.reshape(tf.sequence_mask(sizes, largest), [-1])
         result = tf.boolean_mask(gathered, keep)
@@ -369,11 +368,11 @@ def broadcast(tensor, root_rank, name=None, process_set=None, ignore_name_scope=
         if world.rank == root_rank:
             result = tf.raw_ops.CollectiveBcastSendV2(
                 input=tensor, group_size=world.size, group_key=group, instance_key=instance,
-                timeout_seconds=world.timeout, name='CollectiveBcast')
+                name='CollectiveBcast')
         else:
             result = tf.raw_ops.CollectiveBcastRecvV2(
                 group_size=world.size, group_key=group, instance_key=instance,
-                shape=tf.shape(tensor), T=tensor.dtype, timeout_seconds=world.timeout,
+                shape=tf.shape(tensor), T=tensor.dtype,
                 name='CollectiveBcast')
             result.set_shape(tensor.shape)
         _record(result.op.name, 'broadcast of %r from rank %d' % (tensor.name, root_rank))
@@ -393,10 +392,46 @@ def failure_line(error):
                       if op_name in descriptions), None)
     if described is None:
         return None
-    world = ranks.world()
-    if isinstance(error, tf.errors.DeadlineExceededError):
-        why = ('the other ranks did not join within %.0f s (a rank stopped, or built another '
-               'graph; towers-legacy --collective_timeout sets the bound)' % world.timeout)
-    else:
-        why = tf_error_cause(error.message)
-    return 'rank %d: the %s did not complete: %s' % (world.rank, described, why)
+    return 'rank %d: the %s did not complete: %s' % (ranks.world().rank, described,
+                                                      tf_error_cause(error.message))
+
+
+def pending(graph, fetches):
+    """What the program asked for of the collectives that a run of `fetches` (a `Session.run`
+    fetch structure) in `graph` holds, e.g. ["allreduce of the gradient of 'w'"]."""
+    described = _DESCRIPTIONS.get(graph, {})
+    if not described:
+        return []
+    stack = []
+    for fetch in _leaves(fetches):
+        try:
+            element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        except (TypeError, ValueError, KeyError):
+            continue
+        stack.append(element.op if isinstance(element, tf.Tensor) else element)
+    seen, found = set(), []
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.name in described:
+            found.append(described[op.name])
+        stack.extend(tensor.op for tensor in op.inputs)
+        stack.extend(op.control_inputs)
+    return sorted(found)
+
+
+def _leaves(fetches):
+    """The fetches of a `Session.run` fetch structure: lists, tuples and dict values (whose
+    keys, hooks in a `MonitoredSession`'s run, need not sort) opened."""
+    if isinstance(fetches, dict):
+        return [leaf for value in fetches.values() for leaf in _leaves(value)]
+    if isinstance(fetches, (list, tuple)):
+        return [leaf for value in fetches for leaf in _leaves(value)]
+    return [fetches]
+
+
+def holds_collectives(graph):
+    """Whether collectives were made here in `graph`."""
+    return bool(_DESCRIPTIONS.get(graph))

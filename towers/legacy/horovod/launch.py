@@ -324,10 +324,10 @@ def main(argv):
             sys.executable, '-m', 'towers.legacy'] + _rank_options(job.runner_options,
                                                                     world.rank)
             + [job.script] + job.script_argv, env))
-    heading = 'Horovod job of %d ranks%s: ranks %s here; collectives time out after %s' % (
+    heading = 'Horovod job of %d ranks%s: ranks %s here; a step waits for its collectives %s' % (
         job.np, ' on %s' % _shown(job.hosts) if several_hosts else '',
         ', '.join(str(world.rank) for host_index, world in placed if host_index == here),
-        '%.0f s' % job.timeout if job.timeout else 'no time')
+        'at most %.0f s' % job.timeout if job.timeout else 'without a bound')
     return launcher.run_processes(processes, ports, heading, timeout=job.run_timeout,
                                   require_isolation=job.require_isolation,
                                   private=not several_hosts)
