@@ -55,7 +55,9 @@ def test_tf_keras_of_another_release_is_refused_naming_the_one_to_install():
 # The TF1 programs the legacy runner is tested on (in tests/data/legacy, and written out by its
 # tests) import TensorFlow as their authors wrote them: under the runner that import is this
 # project's `tf.compat.v1`.
-USERS_PROGRAMS = REPO / 'tests' / 'data' / 'legacy'
+# TF1 programs as users write them (`import tensorflow as tf`), run under the legacy runner.
+USERS_PROGRAMS = (REPO / 'tests' / 'data' / 'legacy', REPO / 'tests' / 'data' / 'horovod')
+USERS_STYLE_PROGRAMS = (REPO / 'towers' / 'benchmarks' / 'horovod_program.py',)
 WRITES_USERS_PROGRAMS = REPO / 'tests' / 'test_legacy_runner.py'
 # Programs run as processes of plain TensorFlow 2 (eager, v2 behaviour on): they must not import
 # the compat module, whose import turns v2 behaviour off for the whole process.
@@ -80,7 +82,8 @@ def test_only_the_compat_module_imports_tensorflow_or_tf_slim():
     offenders = []
     for path in REPO.glob('**/*.py'):
         if (path.name == 'compat.py' or '.egg-info' in str(path) or path == WRITES_USERS_PROGRAMS
-                or USERS_PROGRAMS in path.parents or path in PLAIN_TF2_PROCESSES):
+                or any(folder in path.parents for folder in USERS_PROGRAMS)
+                or path in USERS_STYLE_PROGRAMS or path in PLAIN_TF2_PROCESSES):
             continue
         if _imports(path) & {'tensorflow', 'tf_slim', 'tf_keras'}:
             offenders.append(str(path.relative_to(REPO)))
