@@ -98,7 +98,11 @@ def main(argv):
     if args.estimator:
         return _estimator(entry, batch_size, _plan(args), args.num_gpus)
     if args.horovod:
-        return _horovod(entry, batch_size, _plan(args), args.num_gpus, args.matmul_size)
+        from towers.benchmarks import horovod
+        for line in horovod.report(entry, batch_size, args.num_gpus, _plan(args),
+                                   args.matmul_size):
+            print(line, flush=True)
+        return 0
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
                         args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
@@ -140,15 +144,6 @@ def _estimator(entry, batch_size, plan, num_devices):
     from towers.benchmarks import estimator as estimator_benchmark
 
     for line in estimator_benchmark.report(entry, batch_size, plan, num_devices):
-        print(line, flush=True)
-    return 0
-
-
-def _horovod(entry, batch_size, plan, num_ranks, matmul_size):
-    """Prints Horovod's ranks against towers and one device, in turns."""
-    from towers.benchmarks import horovod
-
-    for line in horovod.report(entry, batch_size, num_ranks, plan, matmul_size):
         print(line, flush=True)
     return 0
 

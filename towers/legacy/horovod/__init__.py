@@ -8,7 +8,7 @@
 `launch` starts one process per rank (`towers.cluster.launcher`'s machinery: a private network,
 output prefixed by rank, the first failure ends the job); in each, `ranks` is the rank's place
 and server, `collectives` Horovod's allreduce, allgather and broadcast as TensorFlow's
-collective ops, `optimizer` the `DistributedOptimizer`, broadcasts and
+collective ops, `fusion` its tensor fusion, `optimizer` the `DistributedOptimizer`, broadcasts and
 `BroadcastGlobalVariablesHook`, `keras` the tf.keras face, `api` the rest; `Namespace` serves
 them at Horovod's import paths. Only the launch is imported without TensorFlow.
 """
@@ -25,8 +25,9 @@ TENSORFLOW_NAMES = dict(
         'local_rank_op', 'mpi_threads_supported', 'mpi_enabled', 'mpi_built', 'gloo_enabled',
         'gloo_built', 'nccl_built', 'ddl_built', 'ccl_built', 'cuda_built', 'rocm_built')]
     + [(name, 'collectives') for name in (
-        'allreduce', 'grouped_allreduce', 'allgather', 'broadcast', 'Compression', 'Average',
-        'Sum', 'Adasum', 'Min', 'Max', 'Product')]
+        'allreduce', 'allgather', 'broadcast', 'Compression', 'Average', 'Sum', 'Adasum', 'Min',
+        'Max', 'Product')]
+    + [('grouped_allreduce', 'fusion')]
     + [(name, 'optimizer') for name in (
         'DistributedOptimizer', 'broadcast_variables', 'broadcast_global_variables',
         'BroadcastGlobalVariablesHook')])

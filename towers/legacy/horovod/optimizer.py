@@ -12,7 +12,7 @@ reduction, in the slot 'delta_start') are combined by Adasum, as Horovod's
 `towers.legacy.horovod.keras.DistributedOptimizer`.
 """
 from towers.compat import tf
-from towers.legacy.horovod import collectives, ranks
+from towers.legacy.horovod import collectives, fusion, ranks
 from towers.legacy.horovod.collectives import Adasum, Average, Compression
 
 
@@ -60,7 +60,7 @@ def reduce_gradients(grads, variables, name, device_dense, device_sparse, compre
         grads = [tf.convert_to_tensor(grad) if grad is not None and sparse_as_dense
                  and isinstance(grad, tf.IndexedSlices) else grad for grad in grads]
         shown = ['the gradient of %r' % variable.op.name for variable in variables]
-        return collectives.grouped_reduce(grads, shown, op, compression, prescale, postscale,
+        return fusion.grouped_reduce(grads, shown, op, compression, prescale, postscale,
                                           device_dense, device_sparse)
 
 
