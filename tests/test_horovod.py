@@ -192,11 +192,18 @@ def test_a_collective_one_rank_waits_for_alone_fails_in_one_line_within_the_time
     result = run_legacy('--collective_timeout', '3', '--np', '2', PROGRAM, '--out',
                         str(tmp_path / 'out'), '--extra_collective_rank', '1')
     assert result.returncode == 1
-    assert ("[rank1] error: rank 1: the allreduce of 'extra:0' did not complete within 3 s: "
-            "another rank stopped, or built another graph" in result.stdout), result.stdout[-3000:]
-    # Rank 0 waits as long for its next gradient; whichever fails first ends the job.
-    assert re.search(r'^\[launcher\] rank\d exited with status 1; terminating the others$',
-                     result.stdout, re.M)
+    # Rank 1 waits alone for 'extra'; rank 0 waits as long, alone too, for its next gather. Both
+    # bounds run out within moments of each other: whichever rank's comes first ends the job.
+    waited_for = {'0': "allgather of 'Fill_1:0'", '1': "allreduce of 'extra:0'"}
+    failed = re.findall(r'^\[rank(\d)\] error: rank (\d): the (.+?) did not complete within 3 s: '
+                        r'another rank stopped, or built another graph \(towers-legacy '
+                        r'--collective_timeout sets the bound\)$', result.stdout, re.M)
+    assert failed, result.stdout[-3000:]
+    for rank, named_rank, collectives in failed:
+        assert rank == named_rank and collectives.startswith(waited_for[rank]), failed
+    ended_by = re.findall(r'^\[launcher\] rank(\d) exited with status 1; terminating the others$',
+                          result.stdout, re.M)
+    assert len(ended_by) == 1 and ended_by[0] in [rank for rank, _, _ in failed], result.stdout
     assert not re.search(r'^\[rank\d\] Traceback', result.stdout, re.M)
 
 
