@@ -117,9 +117,20 @@ def init():
         check_devices(world, len(tf.config.list_physical_devices('GPU')))
         _State.server = tf.distribute.Server(
             tf.train.ClusterSpec({JOB: world.addresses}), job_name=JOB,
-            task_index=world.rank, config=session_config(None, world), start=True)
+            task_index=world.rank, config=server_config(world), start=True)
         _wait_for_ranks(world)
     _State.initialized = True
+
+
+def server_config(world):
+    """The config of this rank's server: `session_config`'s, with the transport tuned for
+    collectives as TensorFlow's own DTensor tunes its servers: a collective's buffer travels
+    in one piece rather than in 4 KiB pieces, over 4 channels to each peer. Measured here
+    (docs/horovod.md, Speed): a 4 MiB allreduce of 2 ranks 16 ms instead of 19."""
+    config = session_config(None, world)
+    config.experimental.recv_buf_max_chunk = -1
+    config.rpc_options.num_channels_per_target = 4
+    return config
 
 
 def check_devices(world, num_gpus, environ=None):
