@@ -16,7 +16,9 @@ time):
 - 'one device': one process, one device, N * `batch_size` examples: the same global batch;
 - 'one rank's share': one process, `batch_size` examples, with a rank's share of the threads:
   a rank's computation without its collectives and without the other ranks beside it.
-A ratio is the median over rounds of the ratio within each round, with its quartiles.
+A ratio is the median over rounds of the ratio within each round, with its quartiles. Then,
+the others ended, the ranks time where their step goes (`go-<name>-breakdown`): the step, the
+same step without collectives, and an allreduce of a buffer of the gradients' size alone.
 """
 import json
 import os
@@ -54,7 +56,9 @@ def run(model, batch_size, num_ranks, plan):
     """Times the four configurations in turns.
 
     Returns:
-      dict name -> list of examples/sec, one per round (rounds in order).
+      (rates, breakdown): dict name -> list of examples/sec, one per round (rounds in order);
+      dict of the ranks' 'step', 'computation' and 'allreduce' (median ms) and
+      'gradient_bytes' (see `_breakdown`).
 
     Raises:
       TowersError: a configuration failed or did not answer within `ROUND_TIMEOUT`.
@@ -74,9 +78,13 @@ def run(model, batch_size, num_ranks, plan):
                 for name in order:
                     label, process = processes[name]
                     rates[name].append(_time_round(sync_dir, label, round_index, process, name))
-            for _, process in processes.values():
-                process.wait(ROUND_TIMEOUT)
-            return rates
+            for name, (_, process) in processes.items():
+                if name != 'horovod':
+                    process.wait(ROUND_TIMEOUT)
+            label, process = processes['horovod']
+            breakdown = _breakdown(sync_dir, label, process)
+            process.wait(ROUND_TIMEOUT)
+            return rates, breakdown
         finally:
             for _, process in processes.values():
                 if process.poll() is None:
@@ -85,20 +93,33 @@ def run(model, batch_size, num_ranks, plan):
 
 
 def _time_round(sync_dir, label, round_index, process, name):
-    open(os.path.join(sync_dir, 'go-%s-%d' % (label, round_index)), 'w').close()
-    result = os.path.join(sync_dir, '%s-%d.json' % (label, round_index))
+    timed = _answer(sync_dir, label, round_index, process, name)
+    return timed['examples'] / timed['seconds']
+
+
+def _breakdown(sync_dir, label, process):
+    """After the rounds, the others ended: the ranks' step, its computation without collectives
+    and the allreduce of a buffer of its gradients' size alone, timed in turns (median ms)."""
+    timed = _answer(sync_dir, label, 'breakdown', process, 'horovod')
+    return dict(gradient_bytes=timed['gradient_bytes'], **{
+        name: sorted(values)[len(values) // 2] for name, values in timed['milliseconds'].items()})
+
+
+def _answer(sync_dir, label, round_id, process, name):
+    """Starts a configuration's round (`go-<label>-<round_id>`) and returns its answer."""
+    open(os.path.join(sync_dir, 'go-%s-%s' % (label, round_id)), 'w').close()
+    result = os.path.join(sync_dir, '%s-%s.json' % (label, round_id))
     deadline = time.monotonic() + ROUND_TIMEOUT
     while not os.path.exists(result):
         if process.poll() is not None:
             raise TowersError('the %s configuration failed (status %d): %s' % (
                 name, process.returncode, process.stderr.read()[-2000:]))
         if time.monotonic() > deadline:
-            raise TowersError('the %s configuration did not finish round %d within %.0f s'
-                              % (name, round_index, ROUND_TIMEOUT))
+            raise TowersError('the %s configuration did not finish round %s within %.0f s'
+                              % (name, round_id, ROUND_TIMEOUT))
         time.sleep(0.01)
     with open(result) as f:
-        timed = json.load(f)
-    return timed['examples'] / timed['seconds']
+        return json.load(f)
 
 
 def matmul_rate(size):
@@ -113,7 +134,7 @@ def matmul_rate(size):
 def report(entry, batch_size, num_ranks, plan, matmul_size=4096):
     """The benchmark's lines: each configuration's examples/sec, and the ratios."""
     rate = matmul_rate(matmul_size)
-    rates = run(entry.name, batch_size, num_ranks, plan)
+    rates, breakdown = run(entry.name, batch_size, num_ranks, plan)
     lines = ['%s, %d examples per rank or tower, %d ranks or towers (global batch %d); %d rounds '
              'of %d steps in turns; matmul %.0f GFLOP/s on this machine (%d cores)' % (
                  entry.title, batch_size, num_ranks, batch_size * num_ranks, plan.repeats,
@@ -133,4 +154,9 @@ def report(entry, batch_size, num_ranks, plan, matmul_size=4096):
         lines.append('  %s / %s: %.2f [%.2f, %.2f]%s' % (
             numerator, denominator, ratio.median, ratio.low, ratio.high,
             ' (%s)' % what if what else ''))
+    lines.append('  where a rank\'s step goes (ms, medians, timed in turns after the rounds): a step '
+                 '%.1f; its computation without collectives, the other ranks beside it, %.1f; an '
+                 'allreduce of its gradients\' %.1f MB alone %.1f' % (
+                     breakdown['step'], breakdown['computation'],
+                     breakdown['gradient_bytes'] / 1e6, breakdown['allreduce']))
     return lines

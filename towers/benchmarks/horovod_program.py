@@ -9,7 +9,10 @@ tower and gradient descent; K towers average their gradients on the CPU (`averag
 ranks through `hvd.DistributedOptimizer`. After `--warmup_steps` untimed steps the program
 waits, round by round, for the file `go-<name>-<round>` in `--sync_dir`, times `--steps` steps
 and writes (rank 0) `<name>-<round>.json`: {"seconds": wall time of the steps, "examples": the
-examples all ranks and towers took}; it ends after `--rounds` rounds.
+examples all ranks and towers took}. After `--rounds` rounds one process ends; ranks wait for
+`go-<name>-breakdown`, then time in turns, `--rounds` times `--steps` runs each, the step, the
+step without collectives and an allreduce of a buffer of the gradients' size, and write (rank 0)
+`<name>-breakdown.json`: {"milliseconds": {part: [per run, one per round]}, "gradient_bytes"}.
 """
 import argparse
 import json
@@ -60,6 +63,14 @@ with tf.variable_scope(tf.get_variable_scope()):
 with tf.device('/cpu:0'):
     grads = average_gradients(tower_grads) if args.towers > 1 else tower_grads[0]
     train_op = optimizer.apply_gradients(grads)
+if hvd.size() > 1:
+    # Where a rank's step goes: the same step without collectives, and the allreduce of a buffer
+    # the size of its gradients alone.
+    local_op = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    gradient_elements = sum(variable.shape.num_elements() for variable in tf.trainable_variables())
+    buffer = tf.Variable(tf.ones([gradient_elements]), trainable=False, name='gradient_buffer',
+                         collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    parts = {'step': train_op, 'computation': local_op, 'allreduce': hvd.allreduce(buffer)}
 config = tf.ConfigProto(intra_op_parallelism_threads=args.threads,
                         inter_op_parallelism_threads=args.threads)
 with tf.train.MonitoredTrainingSession(hooks=[hvd.BroadcastGlobalVariablesHook(0)],
@@ -80,4 +91,21 @@ with tf.train.MonitoredTrainingSession(hooks=[hvd.BroadcastGlobalVariablesHook(0
             with open(result + '.tmp', 'w') as f:
                 json.dump({'seconds': seconds, 'examples': args.steps * args.batch_size
                            * args.towers * hvd.size()}, f)
+            os.replace(result + '.tmp', result)
+    if hvd.size() > 1:
+        go = os.path.join(args.sync_dir, 'go-%s-breakdown' % args.name)
+        while not os.path.exists(go):
+            time.sleep(0.01)
+        milliseconds = {name: [] for name in parts}
+        for _ in range(args.rounds):
+            for name, op in parts.items():
+                start = time.perf_counter()
+                for _ in range(args.steps):
+                    session.run(op)
+                milliseconds[name].append(1000 * (time.perf_counter() - start) / args.steps)
+        if hvd.rank() == 0:
+            result = os.path.join(args.sync_dir, '%s-breakdown.json' % args.name)
+            with open(result + '.tmp', 'w') as f:
+                json.dump({'milliseconds': milliseconds, 'gradient_bytes': 4 * gradient_elements},
+                          f)
             os.replace(result + '.tmp', result)
