@@ -3,6 +3,7 @@ targets, and the model registry it measures through."""
 import functools
 import json
 import os
+import re
 import runpy
 
 import numpy as np
@@ -402,3 +403,24 @@ def test_the_estimator_rows_put_mirrored_estimators_beside_the_towers_and_keras_
         'Estimator step rate / towers.fit step rate on 2 device(s)',
         'Estimator step rate / Keras fit step rate on 2 device(s)']
     assert all(float(line.split(': ')[1].split()[0]) > 0 for line in ratios)
+
+
+def test_the_horovod_rows_time_ranks_towers_one_device_and_where_a_ranks_step_goes(capsys):
+    benchmark_script = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'scripts', 'benchmark.py'))
+    assert benchmark_script['main'](['--horovod', '--num_gpus', '2', '--batch_size', '2',
+                                     '--steps', '1', '--repeats', '1',
+                                     '--warmup_steps', '1']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rates = {line.split('  ')[1].strip(): float(line.split()[-5]) for line in lines
+             if 'examples/sec (median of' in line}
+    assert sorted(rates) == sorted(['horovod', 'towers', 'one device', "one rank's share"])
+    assert all(rate > 0 for rate in rates.values())
+    assert [line.split(':')[0].strip() for line in lines if ' / ' in line.split(':')[0]] == [
+        'horovod / towers', 'horovod / one device', 'towers / one device',
+        "horovod / one rank's share"]
+    # CIFAR-10's 1,068,298 float32 weights are 4.3 MB of gradients a step.
+    breakdown = re.search(r"a step ([\d.]+); its computation without collectives, the other "
+                          r"ranks beside it, ([\d.]+); an allreduce of its gradients' 4\.3 MB "
+                          r"alone ([\d.]+)$", lines[-1])
+    assert breakdown and all(float(ms) > 0 for ms in breakdown.groups()), lines[-1]
