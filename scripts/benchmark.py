@@ -85,7 +85,9 @@ def _plan(args):
 def main(argv):
     args = _parse_args(argv)
     if args.startup:
-        return _startup(args.repeats or 5)
+        from towers.benchmarks import startup
+        scripts = startup.scripts(os.path.dirname(os.path.abspath(__file__)))
+        return _print_lines(startup.report(*startup.measure_help(scripts, args.repeats or 5)))
     # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
     from towers.benchmarks import report, suite
 
@@ -96,13 +98,12 @@ def main(argv):
         ps_device=args.ps_device, intra_op_threads=args.intra_op_threads,
         inter_op_threads=args.inter_op_threads)
     if args.estimator:
-        return _estimator(entry, batch_size, _plan(args), args.num_gpus)
+        from towers.benchmarks import estimator
+        return _print_lines(estimator.report(entry, batch_size, _plan(args), args.num_gpus))
     if args.horovod:
         from towers.benchmarks import horovod
-        for line in horovod.report(entry, batch_size, args.num_gpus, _plan(args),
-                                   args.matmul_size):
-            print(line, flush=True)
-        return 0
+        return _print_lines(horovod.report(entry, batch_size, args.num_gpus, _plan(args),
+                                           args.matmul_size))
     results = suite.run(entry, batch_size, args.num_gpus, args.data_dir, _plan(args), configure,
                         args.matmul_size, suite.MODES if args.modes else (), args.modes)
     measured = (results.rows, results.matmul_rate, results.train_flops_per_example)
@@ -129,21 +130,9 @@ def main(argv):
         print('results: %s' % args.json)
 
 
-def _startup(repeats):
-    """Prints each script's --help time over TensorFlow's import time, in turns."""
-    from towers.benchmarks import startup
-
-    scripts = startup.scripts(os.path.dirname(os.path.abspath(__file__)))
-    for line in startup.report(*startup.measure_help(scripts, repeats)):
-        print(line, flush=True)
-    return 0
-
-
-def _estimator(entry, batch_size, plan, num_devices):
-    """Prints the Estimator's step rate over towers.fit's (and Keras fit's), in turns."""
-    from towers.benchmarks import estimator as estimator_benchmark
-
-    for line in estimator_benchmark.report(entry, batch_size, plan, num_devices):
+def _print_lines(lines):
+    """Prints a benchmark's report (`--startup`, `--estimator`, `--horovod`), line by line."""
+    for line in lines:
         print(line, flush=True)
     return 0
 

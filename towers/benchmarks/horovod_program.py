@@ -15,7 +15,6 @@ step without collectives and an allreduce of a buffer of the gradients' size, an
 `<name>-breakdown.json`: {"milliseconds": {part: [per run, one per round]}, "gradient_bytes"}.
 """
 import argparse
-import json
 import os
 import time
 
@@ -23,6 +22,7 @@ import tensorflow as tf
 import horovod.tensorflow as hvd
 
 from models import registry
+from towers import files
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--model', default='cifar10')
@@ -87,11 +87,9 @@ with tf.train.MonitoredTrainingSession(hooks=[hvd.BroadcastGlobalVariablesHook(0
             session.run(train_op)
         seconds = time.perf_counter() - start
         if hvd.rank() == 0:
-            result = os.path.join(args.sync_dir, '%s-%d.json' % (args.name, round_index))
-            with open(result + '.tmp', 'w') as f:
-                json.dump({'seconds': seconds, 'examples': args.steps * args.batch_size
-                           * args.towers * hvd.size()}, f)
-            os.replace(result + '.tmp', result)
+            files.write_json(os.path.join(args.sync_dir, '%s-%d.json' % (args.name, round_index)),
+                             {'seconds': seconds, 'examples': args.steps * args.batch_size
+                              * args.towers * hvd.size()})
     if hvd.size() > 1:
         go = os.path.join(args.sync_dir, 'go-%s-breakdown' % args.name)
         while not os.path.exists(go):
@@ -106,8 +104,6 @@ with tf.train.MonitoredTrainingSession(hooks=[hvd.BroadcastGlobalVariablesHook(0
                     session.run(op)
                 milliseconds[name].append(1000 * (time.perf_counter() - start) / args.steps)
         if hvd.rank() == 0:
-            result = os.path.join(args.sync_dir, '%s-breakdown.json' % args.name)
-            with open(result + '.tmp', 'w') as f:
-                json.dump({'milliseconds': milliseconds, 'gradient_bytes': 4 * gradient_elements},
-                          f)
-            os.replace(result + '.tmp', result)
+            files.write_json(os.path.join(args.sync_dir, '%s-breakdown.json' % args.name),
+                             {'milliseconds': milliseconds,
+                              'gradient_bytes': buffer.dtype.size * gradient_elements})

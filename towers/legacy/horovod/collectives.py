@@ -10,7 +10,7 @@ by two keys, which agree on every rank by construction:
 - the instance key comes from the op's name in the graph (as Horovod matched tensors by
   name), so a collective one rank builds and another does not stops only that collective.
 `failure_line` turns a collective's failure into one line naming the rank and the tensor;
-`pending` names the collectives of a step that waits too long (`ranks`' watchdog).
+`pending` names the collectives of a step that waits too long (`watchdog`).
 
 Arithmetic as Horovod's: `Average` sums then divides by the size; `prescale_factor` and
 `postscale_factor` multiply before and after; `Compression.fp16` reduces floating-point tensors

@@ -61,7 +61,7 @@ def reduce_gradients(grads, variables, name, device_dense, device_sparse, compre
                  and isinstance(grad, tf.IndexedSlices) else grad for grad in grads]
         shown = ['the gradient of %r' % variable.op.name for variable in variables]
         return fusion.grouped_reduce(grads, shown, op, compression, prescale, postscale,
-                                          device_dense, device_sparse)
+                                     device_dense, device_sparse)
 
 
 class _DistributedOptimizer(tf.train.Optimizer):
