@@ -8,7 +8,7 @@ import pytest
 import towers
 from towers import cluster
 from towers.devices import VariablePlacement
-from towers.training.hooks import CloseSessionOnStopHook
+from towers.training.stopping import CloseSessionOnStopHook
 from towers.compat import tf
 
 WORKER = '/job:worker/task:1'

@@ -15,7 +15,7 @@ from towers.cluster.ps_watch import ParameterServerWatch
 from towers.compat import tf
 from towers.devices import DeviceSetup, VariablePlacement, configure_devices
 from towers.errors import TowersError
-from towers.training.hooks import CloseSessionOnStopHook
+from towers.training.stopping import CloseSessionOnStopHook
 
 log = logging.getLogger(__name__)
 
