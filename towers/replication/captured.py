@@ -45,7 +45,8 @@ OPTIMIZER_CLASSES = (tf.train.Optimizer, keras.optimizers.legacy.Optimizer)
 # Collections each tower sees only its own part of while it builds.
 PER_TOWER_COLLECTIONS = (tf.GraphKeys.LOSSES, tf.GraphKeys.UPDATE_OPS)
 
-Applied = collections.namedtuple('Applied', ['optimizer', 'grads_and_vars', 'args', 'kwargs'])
+Applied = collections.namedtuple('Applied', ['optimizer', 'grads_and_vars', 'args', 'kwargs',
+                                             'scope'])
 SelfTrained = collections.namedtuple('SelfTrained', ['results', 'train_op', 'applied'])
 SelfTrained.__doc__ = """The towers of `build_self_training_towers`.
 
@@ -107,7 +108,8 @@ def _captured_apply_gradients(applied):
     originals = {cls: cls.__dict__['apply_gradients'] for cls in OPTIMIZER_CLASSES}
 
     def capture(optimizer, grads_and_vars, *args, **kwargs):
-        applied.append(Applied(optimizer, list(grads_and_vars), args, kwargs))
+        applied.append(Applied(optimizer, list(grads_and_vars), args, kwargs,
+                               tf.get_default_graph().get_name_scope()))
         return tf.no_op(name='captured_apply_gradients')
     try:
         for cls in OPTIMIZER_CLASSES:
@@ -220,7 +222,12 @@ def build_self_training_towers(tower_fn, shards, devices, ps_device='/cpu:0',
                                              else []):
                     grads = [(_after(grad), var) for grad, var in grads]
                 averaged.append(grads)
-        updates = [(wrap_optimizer or _same)(first.optimizer).apply_gradients(
-            grads, *first.args, **first.kwargs) for first, grads in zip(applied[0], averaged)]
+        updates = []
+        for first, grads in zip(applied[0], averaged):
+            # In tower 0's scope of the call, as TF 1.x made the optimizer's own variables
+            # there (Keras's 'training/beta1_power').
+            with tf.name_scope(first.scope + '/' if first.scope else None):
+                updates.append((wrap_optimizer or _same)(first.optimizer).apply_gradients(
+                    grads, *first.args, **first.kwargs))
         train_op = tf.group(*updates, name='train_op')
     return SelfTrained(results, train_op, applied)

@@ -175,29 +175,46 @@ class LoggingHook(StepHook):
 
 class SummaryHook(StepHook):
     """Writes `summary_op` to `writer` every `every_n_steps` steps and after the last one
-    (unless the run ended because its input did)."""
+    (unless the run ended because its input did), at each step's index (the tutorial's
+    `add_summary(summary_str, step)`, from 0).
 
-    def __init__(self, steps_done, summary_op, writer, every_n_steps):
+    With `at_global_step`, as TF 1.x's `SummarySaverHook` of the Estimator and
+    `MonitoredTrainingSession` wrote them instead: at the global step after the step (1 for a
+    new run's first), with the first step of the run and then every `every_n_steps` global
+    steps after the last written, and nothing more at the end.
+    """
+
+    def __init__(self, steps_done, summary_op, writer, every_n_steps, at_global_step=False):
         super().__init__(steps_done)
         self._summary_op = summary_op
         self._writer = writer
         self._every = every_n_steps
+        self._at_global_step = at_global_step
         self._last_written = None
         self._steps_done = None
 
+    def _due(self):
+        if self._steps_done is None:
+            return True
+        if self._at_global_step:
+            return self._steps_done + 1 >= self._last_written + self._every
+        return self._steps_done % self._every == 0
+
     def before_run(self, run_context):
         fetches = dict(self._fetches)
-        if self._steps_done is None or self._steps_done % self._every == 0:
+        if self._due():
             fetches['summary'] = self._summary_op
         return tf.train.SessionRunArgs(fetches)
 
     def after_run(self, run_context, run_values):
         self._steps_done = read_steps_done(run_values)
         if 'summary' in run_values.results:
-            self._write(run_values.results['summary'], self._steps_done - 1)
+            self._write(run_values.results['summary'],
+                        self._steps_done - (0 if self._at_global_step else 1))
 
     def end(self, session):
-        if self._steps_done is not None and self._last_written != self._steps_done - 1:
+        if (not self._at_global_step and self._steps_done is not None
+                and self._last_written != self._steps_done - 1):
             try:
                 self._write(session.run(self._summary_op), self._steps_done - 1)
             except tf.errors.OutOfRangeError:
@@ -309,92 +326,3 @@ class CheckpointHook(StepHook):
             for listener in self._listeners:
                 stop = bool(listener.after_save(session, steps_done)) or stop
             return stop
-
-
-class CancelStepOnStopHook(tf.train.SessionRunHook):
-    """Cancels a cluster's training step that still runs `grace_secs` after a stop request.
-
-    A synchronous worker's step waits for the gradients of every worker and for the chief's
-    update; when another process has stopped first, they never come. Closing the session
-    cancels the wait (the coordinator is asked to stop first, so that its threads'
-    cancellation counts as no error); the loop then ends as stopped, and a chief saves its last
-    checkpoint through a new session (`CheckpointHook.save_in_new_session`). A process training
-    alone never needs this: its step waits for no one, and its variables die with its session.
-
-    Attributes:
-      cancelled: whether it closed the session.
-    """
-
-    def __init__(self, stop, grace_secs):
-        """Args:
-          stop: the process's `towers.training.preemption.StopRequest`.
-          grace_secs: how long after the request the step may still run.
-        """
-        self._stop = stop
-        self._grace = grace_secs
-        self._lock = threading.Lock()
-        self._ended = False
-        self._timer = None
-        self._unregister = None
-        self._session = None
-        self._coord = None
-        self.cancelled = False
-
-    def after_create_session(self, session, coord):
-        # A session made again (after a parameter server came back) replaces the old one.
-        if self._unregister is not None:
-            self._unregister()
-        self._session, self._coord = session, coord
-        self._unregister = self._stop.on_request(self._arm)
-
-    def end(self, session):
-        self.disarm()
-
-    def disarm(self):
-        """Keeps it from cancelling anything from now on (the loop has left its steps)."""
-        with self._lock:
-            self._ended = True
-            if self._timer is not None:
-                self._timer.cancel()
-        if self._unregister is not None:
-            self._unregister()
-
-    def _arm(self):
-        with self._lock:
-            if not self._ended:
-                self._timer = threading.Timer(self._grace, self._cancel)
-                self._timer.daemon = True
-                self._timer.start()
-
-    def _cancel(self):
-        with self._lock:
-            if self._ended:
-                return
-            self.cancelled = True
-        log.warning('the current step still runs %g s after %s: it waits for a process '
-                    'that has stopped; cancelling it', self._grace, self._stop.signal_name)
-        self._coord.request_stop()
-        self._session.close()
-
-
-class CloseSessionOnStopHook(tf.train.SessionRunHook):
-    """Closes the session as soon as its coordinator is asked to stop.
-
-    The SyncReplicas chief's queue runner waits in the gradient accumulators for the next
-    step's gradients; after the last step none come, so `MonitoredSession.close` would wait
-    its 120 s grace period for the thread, and the thread would then die of a CancelledError
-    reported as a failure. Closing the session the moment the stop is requested (after every
-    hook's `end`, so after the last checkpoint) cancels that wait at once, and since the stop
-    was already requested the coordinator does not count the cancellation as an error.
-    """
-
-    def after_create_session(self, session, coord):
-        closer = threading.Thread(target=self._close_on_stop, args=(session, coord),
-                                  name='close_session_on_stop', daemon=True)
-        coord.register_thread(closer)
-        closer.start()
-
-    @staticmethod
-    def _close_on_stop(session, coord):
-        coord.wait_for_stop()
-        session.close()

@@ -18,6 +18,7 @@ from towers.training import determinism
 from towers.training import preemption
 from towers.training import hooks as hooks_lib
 from towers.training import progress
+from towers.training import stopping
 from towers.training import validation as validation_lib
 from towers.compat import tf
 from towers.files import TIMING_FILE, write_json
@@ -46,7 +47,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
           log_every_n_steps=10, save_summaries_steps=100, save_checkpoint_secs=600,
           save_checkpoint_steps=None, master='', is_chief=True, hooks=(), printer=print,
           initial_values=None, validation=None, save_input_position=False, scaffold=None,
-          saving_listeners=(), save_initial_checkpoint=False, steps=None, step_hooks=()):
+          saving_listeners=(), save_initial_checkpoint=False, steps=None, step_hooks=(),
+          as_tf1_estimator=False):
     """Runs `train_op` until the global step reaches `max_steps`.
 
     Args:
@@ -100,11 +102,14 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
       step_hooks: functions steps_done -> `tf.train.SessionRunHook`, for hooks of the caller
         that read the global step after each step (`towers.training.hooks.StepHook`s), run
         after `hooks`.
+      as_tf1_estimator: write into `train_dir` what TF 1.x's Estimator wrote: summaries at the
+        global step after the step, from the run's first step (`hooks.SummaryHook`), not at
+        the tutorial's step index; no timing.json.
 
     Returns:
       A `TrainResult`; its timing is also logged (steps, total time, median and mean step
       time, examples/sec at each) and, by the chief, written to `train_dir/timing.json` (with
-      `num_towers`), when the run made steps.
+      `num_towers`), when the run made steps (and not `as_tf1_estimator`).
 
     While it runs, SIGTERM and SIGINT (see `towers.training.preemption`) end the loop after the current
     step, and the chief saves a last checkpoint; in a cluster a step still blocked the stop's
@@ -152,7 +157,8 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
                 writer = tf.summary.FileWriterCache.get(
                     os.path.join(train_dir, run) if run else train_dir)
                 all_hooks.append(hooks_lib.SummaryHook(steps_done, run_summary_op, writer,
-                                                       save_summaries_steps))
+                                                       save_summaries_steps,
+                                                       as_tf1_estimator))
         if validation is not None:
             all_hooks.append(validation_lib.ValidationHook(steps_done, validation, max_steps,
                                                            train_dir, printer))
@@ -171,7 +177,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
             creator = _WorkerSessionCreator(scaffold, master, config, stop)
         # Only a cluster's step can wait for another process. The canceller comes first, so
         # that its `end` disarms it before the last save.
-        canceller = hooks_lib.CancelStepOnStopHook(stop, stop.grace_secs) if master else None
+        canceller = stopping.CancelStepOnStopHook(stop, stop.grace_secs) if master else None
         loop_hooks = ([canceller] if canceller else []) + all_hooks
         try:
             with tf.train.MonitoredSession(session_creator=creator, hooks=loop_hooks) as sess:
@@ -206,7 +212,7 @@ def train(train_op, loss, global_step, train_dir, max_steps, examples_per_step,
                  timing['steps'], timing['total_sec'], timing['median_step_sec'],
                  _rate(timing['examples_per_sec']), num_towers, timing['mean_step_sec'],
                  _rate(timing['examples_per_sec_mean']), timing['sum_step_sec'])
-        if is_chief:
+        if is_chief and not as_tf1_estimator:
             write_json(os.path.join(train_dir, TIMING_FILE), dict(timing, num_towers=num_towers))
     return TrainResult(stopper.steps_done, stop.requested, timing)
 

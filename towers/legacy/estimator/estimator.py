@@ -248,7 +248,7 @@ class Estimator:
                 save_checkpoint_steps=config.save_checkpoints_steps, master=placement.master,
                 is_chief=placement.is_chief, hooks=train_hooks, scaffold=scaffold,
                 saving_listeners=listeners, save_initial_checkpoint=True, steps=steps,
-                step_hooks=step_hooks)
+                step_hooks=step_hooks, as_tf1_estimator=True)
         return final.loss
 
     def _training_spec(self, input_fn, placement):

@@ -208,8 +208,12 @@ class KerasModelFn:
         if not pairs:
             raise EstimatorError('the loss of the Keras model %r depends on none of its '
                                  'trainable weights' % self._model.name)
-        optimizer = self._tf_optimizer or clone.optimizer
-        apply_gradients = optimizer.apply_gradients(pairs)
+        if self._tf_optimizer is not None:
+            # TF 1.15's Keras applied it in the scope 'training': 'training/beta1_power'.
+            with tf.name_scope('training'):
+                apply_gradients = self._tf_optimizer.apply_gradients(pairs)
+        else:
+            apply_gradients = clone.optimizer.apply_gradients(pairs)
         updates = list(clone.updates)
         for update in updates:
             tf.add_to_collection(tf.GraphKeys.UPDATE_OPS, update)
