@@ -1,5 +1,7 @@
 """Each test builds its graph in a fresh default graph; `timed_steps` makes step timers of given
 step times."""
+import os
+
 import pytest
 
 from towers.compat import tf
@@ -26,3 +28,19 @@ def timed_steps():
             now[0] += 1.0
         return timer
     return make
+
+
+@pytest.fixture(scope='session')
+def tf1_python(tmp_path_factory):
+    """A Python 3.7 with TensorFlow 1.15.5 (`towers.legacy.compare.tf1`), its environment made
+    once for the whole session in a temporary folder. Without a Python 3.7 the tests that need
+    it skip, saying why; with TOWERS_REQUIRE_TF1 set (as `.ci/run` sets it) they fail instead."""
+    from towers.errors import TowersError
+    from towers.legacy.compare import tf1
+    try:
+        python = tf1.find_python()
+    except TowersError as err:
+        if os.environ.get('TOWERS_REQUIRE_TF1'):
+            pytest.fail('TensorFlow 1.15 cannot run here: %s' % err)
+        pytest.skip('TensorFlow 1.15 cannot run here: %s' % err)
+    return tf1.python(python, cache=str(tmp_path_factory.mktemp('tf1') / 'env'))

@@ -7,12 +7,16 @@ from towers import cli, console
 
 
 def main(argv=None):
-    """Starts a Horovod job's ranks (`towers.legacy.horovod.launch`), or filters TensorFlow's
-    start-up lines, then runs `towers.legacy.runner.main(argv)`."""
+    """Starts a Horovod job's ranks (`towers.legacy.horovod.launch`), or compares a program
+    with TensorFlow 1.15 (`towers.legacy.compare`), or filters TensorFlow's start-up lines,
+    then runs `towers.legacy.runner.main(argv)`."""
+    from towers.legacy import compare  # imports no TensorFlow
     from towers.legacy.horovod import launch  # imports no TensorFlow
     command = sys.argv[1:] if argv is None else argv
     if launch.is_command(command):
         cli.run(launch.main, command)
+    if compare.is_command(command):
+        cli.run(compare.main, command)
     console.filter_native_logs()
     from towers.legacy import runner  # imports TensorFlow (after the filter: see above)
     runner.main(argv)

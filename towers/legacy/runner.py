@@ -3,6 +3,7 @@
     towers-legacy [--legacy_devices N] path/to/script.py [the script's own flags]
     towers-legacy --check path/to/script.py      # what it uses, and whether it is provided
     towers-legacy --provided                     # the table of tf.contrib pieces provided
+    towers-legacy --compare_tf1 path/to/script.py [flags]   # against real TF 1.15 (`compare`)
 
 The script runs as `__main__`, with its own directory first on `sys.path` and its flags as its
 `sys.argv`, as `python script.py` would run it, under the shim of `towers.legacy.shim`.
@@ -27,6 +28,7 @@ from towers.compat import tf
 from towers.errors import EXIT_ERROR, TowersError
 from towers.flags import FlagError, FlagParser, positive_int
 from towers.legacy import check, determinism, devices, program, shim
+from towers.legacy.compare import probe
 from towers.legacy.contrib import provided_markdown
 from towers.legacy.modules import located
 from towers.legacy import export
@@ -183,6 +185,7 @@ def main(argv=None):
         device_map.install()
         print('%s: %s' % (PROGRAM, device_map.description), file=sys.stderr, flush=True)
     determinism.install(options, usage)
+    probe.install_from_environment()
     if options.precise_bn_batches:
         running.use_precise_bn(options.precise_bn_batches)
         usage.add('precise batch-norm statistics (%d batches)' % options.precise_bn_batches)

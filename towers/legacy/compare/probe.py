@@ -1,0 +1,246 @@
+"""What `towers-legacy --compare_tf1` runs inside each side's process: on TensorFlow 1.15 (as
+`python3.7 probe.py SCRIPT [FLAGS...]`) and under the runner on TensorFlow 2.21 (`install`).
+
+This is the project's one module that runs inside TensorFlow 1.15: Python 3.7 code that imports
+nothing of `towers` and only what both TensorFlows have. It records, for the side it runs in:
+- the global variables' initial values: in each graph, at the end of the first `Session.run`
+  after which all its global variables are initialized (after the initializers, before the
+  first step), those of the variables no earlier graph held (a graph that restores or warm-starts
+  them holds no new ones). Given the other side's initial values (`INITIAL`), it loads those
+  variables' by name there first, so that both sides train from the same values;
+- their final values: each variable's in the session holding it that ran last, taken when it
+  closes (or the process exits);
+- the op seeds: a random op (dropout, a random crop, a shuffle) that gives no seed of its own
+  draws with the seed keyed by its name scope and its rank among the random ops made in that
+  scope, `crc32('scope|rank')`, instead of TensorFlow's count of the graph's ops, which differs
+  between the two TensorFlows; a graph without a seed gets TensorFlow's default graph seed. So
+  both sides draw the same where TensorFlow's kernels draw alike from the same seeds;
+- the `tf.data` shuffles: every iteration of a shuffled data set in the order of its first
+  (`reshuffle_each_iteration=False`). TensorFlow 2 draws each iteration's seeds from the seeds
+  a shuffle is given, TensorFlow 1.15 used them for the first iteration and drew the others
+  otherwise: the same seeds give other orders, while each iteration's first order is alike.
+
+The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (variable values, keyed by
+position; 'probe.json' holds the names), and 'probe.json' (the TensorFlow version, what was
+loaded, the seeds keyed).
+"""
+import atexit
+import json
+import os
+import runpy
+import sys
+import threading
+import weakref
+import zlib
+
+import numpy as np
+
+OUT = 'TOWERS_COMPARE_OUT'
+INITIAL = 'TOWERS_COMPARE_INITIAL'
+_UNINITIALIZED_OP = 'towers_compare_uninitialized'
+
+
+class Probe(object):
+    """The patches of one side's process: `Session.run` and `close`, and the op seeds.
+
+    Args:
+      out: the folder the records go to.
+      initial: None, or the folder of the other side's records, whose initial values are
+        loaded by name (see the module's docstring).
+    """
+
+    def __init__(self, out, initial=None):
+        self._out = out
+        self._initial = read_values(initial, 'initial') if initial else None
+        self._checks = weakref.WeakKeyDictionary()     # graph -> (variables, op)
+        self._last_runs = weakref.WeakKeyDictionary()   # session -> its last run's number
+        self._runs = 0
+        # Held while the probe itself runs a session (also the run calls that makes): a run
+        # then, from this thread or a queue runner's, is the program's, left unprobed.
+        self._lock = threading.Lock()
+        self._record = {'tensorflow': None, 'loaded': 0, 'not_loaded': [],
+                        'shape_differs': [], 'seeds_keyed': 0, 'shuffles_fixed': 0,
+                        'initial_names': [], 'final_names': []}
+        self._scope_counts = weakref.WeakKeyDictionary()   # graph -> {scope: count}
+        self._started = weakref.WeakSet()   # graphs whose variables were all initialized
+        self._first = {}          # name -> value when first found initialized, in any graph
+        self._final = {}          # name -> (last run, value) of the session that ran it last
+
+    def install(self):
+        """Patches `Session.run` and `close` and the op seeds for the rest of the process."""
+        import tensorflow as tf
+        from tensorflow.python.client import session as session_lib
+        from tensorflow.python.framework import ops, random_seed
+        self._tf, self._ops = tf, ops
+        self._record['tensorflow'] = tf.__version__
+        base = session_lib.BaseSession
+        run, close, get_seed = base.run, base.close, random_seed.get_seed
+        probe = self
+
+        def probed_run(session, *args, **kwargs):
+            result = run(session, *args, **kwargs)
+            if not probe._lock.locked():
+                probe._runs += 1
+                probe._last_runs[session] = probe._runs
+                if session.graph not in probe._started:
+                    probe._guarded(probe._after_run, session)
+            return result
+
+        def probed_close(session):
+            if not probe._lock.locked() and not getattr(session, '_closed', True):
+                probe._guarded(probe._take_final, session)
+            probe._last_runs.pop(session, None)
+            close(session)
+
+        def keyed_seed(op_seed):
+            return probe._seed(get_seed, op_seed)
+        base.run, base.close, random_seed.get_seed = probed_run, probed_close, keyed_seed
+        self._fix_shuffles()
+        atexit.register(self.finish)
+
+    def _fix_shuffles(self):
+        from tensorflow.python.data.ops import dataset_ops
+        shuffle = dataset_ops.DatasetV2.shuffle
+        probe = self
+
+        def first_order_shuffle(dataset, buffer_size, seed=None, reshuffle_each_iteration=None,
+                                *args, **kwargs):
+            probe._record['shuffles_fixed'] += 1
+            return shuffle(dataset, buffer_size, seed, False, *args, **kwargs)
+        dataset_ops.DatasetV2.shuffle = first_order_shuffle
+
+    def _guarded(self, function, session):
+        if not self._lock.acquire(False):
+            return
+        try:
+            function(session)
+        finally:
+            self._lock.release()
+
+    def _seed(self, get_seed, op_seed):
+        """TensorFlow's (seed, seed2) for a random op, with `op_seed` keyed by scope when the
+        op gives none (see the module's docstring)."""
+        if op_seed is not None or self._tf.executing_eagerly():
+            return get_seed(op_seed)
+        graph = self._ops.get_default_graph()
+        scope = graph.get_name_scope()
+        counts = self._scope_counts.setdefault(graph, {})
+        counts[scope] = counts.get(scope, 0) + 1
+        self._record['seeds_keyed'] += 1
+        keyed = zlib.crc32(('%s|%d' % (scope, counts[scope])).encode('utf-8')) & 0x7fffffff
+        return get_seed(keyed or 1)
+
+    def _variables(self, graph):
+        return [variable for variable in graph.get_collection('variables')
+                if np.dtype(variable.dtype.base_dtype.as_numpy_dtype).kind in 'biuf']
+
+    def _all_initialized(self, session, variables):
+        """Whether all of `variables` (of `session.graph`) hold values: one check op per graph,
+        made after the program's own ops (the graph unfinalized for it if need be)."""
+        graph = session.graph
+        known, check = self._checks.get(graph, ((), None))
+        if known != tuple(variables):
+            finalized = graph.finalized
+            if finalized:
+                graph._unsafe_unfinalize()
+            with graph.as_default(), self._ops.name_scope(None):
+                check = self._tf.compat.v1.report_uninitialized_variables(variables,
+                                                                name=_UNINITIALIZED_OP)
+            if finalized:
+                graph.finalize()
+            self._checks[graph] = (tuple(variables), check)
+        return len(session.run(check)) == 0
+
+    def _after_run(self, session):
+        """At the first run after which all of a graph's variables hold values: loads the other
+        side's initial values of the variables no earlier graph held, then records them."""
+        variables = self._variables(session.graph)
+        if not variables or not self._all_initialized(session, variables):
+            return
+        self._started.add(session.graph)
+        new = [variable for variable in variables if variable.op.name not in self._first]
+        if self._initial is not None:
+            self._load(session, new)
+        self._first.update(zip(_names(new), session.run(new)))
+
+    def _load(self, session, variables):
+        """Loads the other side's initial values into `variables` by name, through each
+        variable's initializer (no new ops)."""
+        for variable in variables:
+            name = variable.op.name
+            value = self._initial.get(name)
+            if value is None:
+                self._record['not_loaded'].append(name)
+            elif tuple(value.shape) != tuple(variable.shape.as_list()):
+                self._record['shape_differs'].append(name)
+            else:
+                session.run(variable.initializer, {variable.initializer.inputs[1]: value})
+                self._record['loaded'] += 1
+
+    def _take_final(self, session):
+        variables = self._variables(session.graph)
+        if not variables:
+            return
+        try:
+            values = session.run(variables)
+        except self._tf.errors.OpError:
+            return
+        last_run = self._last_runs.get(session, 0)
+        for name, value in zip(_names(variables), values):
+            if last_run >= self._final.get(name, (-1, None))[0]:
+                self._final[name] = (last_run, value)
+
+    def finish(self):
+        """Takes the final values from the sessions still open, then writes the records."""
+        for session in list(self._last_runs):
+            if not getattr(session, '_closed', True):
+                self._guarded(self._take_final, session)
+        if self._first:
+            self._record['initial_names'] = list(self._first)
+            _write_values(self._out, 'initial', list(self._first.values()))
+        if self._final:
+            self._record['final_names'] = list(self._final)
+            _write_values(self._out, 'final', [value for _, value in self._final.values()])
+        with open(os.path.join(self._out, 'probe.json'), 'w') as f:
+            json.dump(self._record, f, indent=1, sort_keys=True)
+
+
+def _names(variables):
+    return [variable.op.name for variable in variables]
+
+
+def _write_values(out, kind, values):
+    np.savez(os.path.join(out, kind + '.npz'),
+             **{'v%d' % index: np.asarray(value) for index, value in enumerate(values)})
+
+
+def read_values(folder, kind):
+    """name -> value of the records `kind` ('initial' or 'final') in `folder`; {} if none."""
+    if not os.path.isfile(os.path.join(folder, 'probe.json')):
+        return {}
+    with open(os.path.join(folder, 'probe.json')) as f:
+        names = json.load(f)[kind + '_names']
+    if not names:
+        return {}
+    with np.load(os.path.join(folder, kind + '.npz')) as values:
+        return {name: values['v%d' % index] for index, name in enumerate(names)}
+
+
+def install_from_environment():
+    """Installs the probe when the environment names its folder (`OUT`); else nothing."""
+    if os.environ.get(OUT):
+        Probe(os.environ[OUT], os.environ.get(INITIAL) or None).install()
+
+
+def main(argv):
+    """`probe.py SCRIPT [FLAGS...]`: runs SCRIPT as `__main__` as `python SCRIPT` would, with
+    the probe installed."""
+    script = os.path.abspath(argv[0])
+    sys.argv = [argv[0]] + list(argv[1:])
+    sys.path[0] = os.path.dirname(script)
+    install_from_environment()
+    runpy.run_path(script, run_name='__main__')
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
