@@ -20,7 +20,7 @@ import os
 import sys
 
 from towers.flags import FlagError, FlagParser
-from towers.flag_types import positive_int
+from towers.flag_types import non_negative_float, positive_int
 
 OPTION = '--compare_tf1'
 EXIT_EQUAL, EXIT_DIFFER, EXIT_CANNOT = 0, 1, 2
@@ -46,16 +46,6 @@ def _options(argv):
     return argv[:index], argv[index:]
 
 
-def _tolerance(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise ValueError('expected a number >= 0, got %r' % text)
-    return value
-
-
 def parse(argv):
     """(options, script, script_argv, runner_options) of a `--compare_tf1` command line.
 
@@ -74,9 +64,9 @@ def parse(argv):
                         'report.json in the comparison\'s folder).')
     parser.add_argument('--compare_dir', help='Keep both runs\' files and output here (a new '
                         'or empty folder; default: a new folder under the temporary folder).')
-    parser.add_argument('--compare_rtol', type=_tolerance, default=1e-4,
+    parser.add_argument('--compare_rtol', type=non_negative_float, default=1e-4,
                         help='Relative tolerance of the comparison (default 1e-4).')
-    parser.add_argument('--compare_atol', type=_tolerance, default=1e-5,
+    parser.add_argument('--compare_atol', type=non_negative_float, default=1e-5,
                         help='Absolute tolerance of the comparison (default 1e-5).')
     parser.add_argument('--legacy_devices', type=positive_int,
                         help='The runner\'s side makes N tower devices (see towers-legacy).')
