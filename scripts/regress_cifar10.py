@@ -20,7 +20,10 @@ project's evaluation graph, which must reproduce the original's precision @ 1, t
 runner (`towers.legacy`). Its own `tower_loss`, `average_gradients` and `inference` train beside
 the project on the same weights and batches (`--tower_counts`, `--steps`), compared as above,
 and the checkpoint each side writes is evaluated by both. `--write_golden FILE` writes the
-original's training figures as a golden file for `--golden`.
+original's training figures as a golden file for `--golden`. With `--original_tf1` the original
+trains on real TensorFlow 1.15.5 instead (a Python 3.7 process, found as `towers-legacy
+--compare_tf1` finds it, or `--tf1_python`), from the same weights on the same batches, and its
+checkpoint, written by TF 1.15, is evaluated by both here.
 
 Both run TensorFlow with one intra-op and one inter-op thread, as the goldens were measured.
 Prints the largest deviation of each figure and the largest overall; the exit status is 1 when
@@ -52,13 +55,18 @@ def parse_args(argv):
                         help='With --original_dir: training steps of each run (default 20).')
     parser.add_argument('--write_golden', help='With --original_dir: write the original\'s '
                                                'training figures to this golden file.')
+    parser.add_boolean('original_tf1', False, 'With --original_dir: the original trains on '
+                       'real TensorFlow 1.15 (a Python 3.7 process), not under the runner.')
+    parser.add_argument('--tf1_python', help='With --original_tf1: a Python 3.7 for TensorFlow '
+                        '1.15 (default: found, as towers-legacy --compare_tf1 finds it).')
     args = parser.parse_args(argv)
     if not (args.golden or args.eval_golden or args.original_dir):
         parser.error('give --golden, --eval_golden, --original_dir or several')
     if args.eval_golden and not args.checkpoint:
         parser.error('--eval_golden needs --checkpoint')
-    if args.write_golden and not args.original_dir:
-        parser.error('--write_golden needs --original_dir')
+    for flag in ('write_golden', 'original_tf1'):
+        if getattr(args, flag) and not args.original_dir:
+            parser.error('--%s needs --original_dir' % flag)
     if args.write_golden and not os.path.isdir(os.path.dirname(os.path.abspath(
             args.write_golden))):
         parser.error('--write_golden %s: its folder does not exist' % args.write_golden)
@@ -84,6 +92,7 @@ def main(argv):
     from models.cifar10 import live_regression as cifar10_live
     from towers import regression
     from towers.compat import TF_VERSION, tf
+    from towers.legacy.compare import tf1
 
     checks = []
     if args.golden:
@@ -104,14 +113,18 @@ def main(argv):
         return 0 if regression.check_runs(checks) else cli.EXIT_ERROR
     originals = legacy.import_originals(args.original_dir, cifar10_live.ORIGINAL_MODULES,
                                         '--original_dir')
+    python = tf1.python(args.tf1_python) if args.original_tf1 else None
+    runtime = ('on real TensorFlow %s (Python 3.7), 1 intra/inter-op thread, towers on CPU '
+               'devices' % tf1.VERSION if python else 'through towers.legacy (TF %s, 1 '
+               'intra/inter-op thread, towers on virtual CPU devices)' % TF_VERSION)
+    print('the original trains %s' % runtime)
     with tempfile.TemporaryDirectory() as workdir:
-        live = cifar10_live.LiveRegression(originals, workdir)
+        live = cifar10_live.LiveRegression(originals, workdir, python)
         ok = regression.check_runs(checks + live.checks(args.tower_counts, args.steps))
     if args.write_golden:
         write_json(args.write_golden, live.golden(
-            'original code in %s, measured live by scripts/regress_cifar10.py --original_dir '
-            'through towers.legacy (TF %s, 1 intra/inter-op thread, towers on virtual CPU '
-            'devices)' % (os.path.abspath(args.original_dir), TF_VERSION)))
+            'original code in %s, measured live by scripts/regress_cifar10.py --original_dir %s'
+            % (os.path.abspath(args.original_dir), runtime)))
     return 0 if ok else cli.EXIT_ERROR
 
 

@@ -159,3 +159,22 @@ def test_regress_cifar10_against_an_original_dir_compares_training_and_checkpoin
     written = json.loads(golden.read_text())['runs']
     with open(GOLDEN) as f:
         assert list(written) == ['1'] and set(written['1']) == set(json.load(f)['runs']['1'])
+
+
+def test_regress_cifar10_against_the_original_on_tf1_15_is_within_the_goldens_tolerance(
+        tmp_path, tf1_python):
+    golden = tmp_path / 'golden.json'
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'scripts', 'regress_cifar10.py'), '--original_dir',
+         os.path.join(LEGACY_DIR, 'cifar10_original'), '--original_tf1', '--tf1_python',
+         tf1_python, '--tower_counts', '2', '--steps', '20', '--write_golden', str(golden)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'the original trains on real TensorFlow 1.15.5' in result.stdout
+    for title in ('original vs project: 2 tower(s), seed 0, 20 steps',
+                  "evaluation of the original's checkpoint by the original and the project"):
+        assert title in result.stdout
+    assert 'OK: all' in result.stdout
+    written = json.loads(golden.read_text())
+    assert 'real TensorFlow 1.15.5' in written['source']
+    assert len(written['runs']['2']['tower_losses_per_step']) == 20

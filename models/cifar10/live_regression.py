@@ -10,6 +10,8 @@ import functools
 import inspect
 import os
 
+import numpy as np
+
 from models.cifar10.regression import (TOWER_BATCH, batch, compare_evaluation, compare_run,
                                        initial_values, measure_evaluation, measure_run,
                                        measure_steps)
@@ -78,6 +80,42 @@ def measure_original_run(originals, run, checkpoint=None):
                        _original_decay_steps(originals, run['num_towers']), checkpoint))
 
 
+def measure_original_run_on_tf1(originals, run, python, folder, checkpoint=None):
+    """`measure_original_run` on real TensorFlow 1.15: the original's own `tower_loss` and
+    `average_gradients`, its constants, the same batches and initial values, replayed by
+    `towers.legacy.compare.probe.replay` in `python` (a Python 3.7 with TF 1.15).
+
+    Args:
+      originals, run, checkpoint: as `measure_original_run`.
+      python: the Python of TF 1.15 (`towers.legacy.compare.tf1.python`).
+      folder: an existing folder for the batches, the initial values and the replay's files.
+    """
+    from towers.legacy.compare import tf1
+    cifar10, num_towers, seed = originals['cifar10'], run['num_towers'], run['seed']
+    batches = {}
+    for step in range(run['steps']):
+        batches['images_%d' % step], batches['labels_%d' % step] = batch(
+            step, TOWER_BATCH * num_towers, seed)
+    np.savez(os.path.join(folder, 'batches.npz'), **batches)
+    np.savez(os.path.join(folder, 'initial.npz'), **initial_values(seed))
+    decay_steps = _original_decay_steps(originals, num_towers)
+    measured = tf1.replay(python, {
+        'original_dir': os.path.dirname(os.path.abspath(cifar10.__file__)),
+        'modules': list(ORIGINAL_MODULES),
+        'tower_loss': 'cifar10_multi_gpu_train.tower_loss',
+        'average_gradients': 'cifar10_multi_gpu_train.average_gradients',
+        'tower_name': cifar10.TOWER_NAME, 'num_towers': num_towers, 'steps': run['steps'],
+        'learning_rate': {'initial': cifar10.INITIAL_LEARNING_RATE, 'decay_steps': decay_steps,
+                          'decay_factor': cifar10.LEARNING_RATE_DECAY_FACTOR},
+        'moving_average_decay': cifar10.MOVING_AVERAGE_DECAY,
+        'batches': os.path.join(folder, 'batches.npz'),
+        'initial': os.path.join(folder, 'initial.npz'), 'checkpoint': checkpoint}, folder)
+    return {'learning_rate_decay_steps': decay_steps,
+            'tower_losses_per_step': measured['tower_losses_per_step'],
+            'step0_averaged_grad_l2_norms': measured['step0_averaged_grad_l2_norms'],
+            'final_abs_sums': measured['final_abs_sums']}
+
+
 def original_network(originals):
     """The original's evaluation network, as its `cifar10_eval.py` builds it.
 
@@ -124,11 +162,13 @@ class LiveRegression:
         filled in as the runs are measured.
     """
 
-    def __init__(self, originals, workdir):
+    def __init__(self, originals, workdir, tf1_python=None):
         """Args:
           originals: the original's modules by name (`ORIGINAL_MODULES`), imported through
             `towers.legacy.import_originals`.
           workdir: an existing folder for the checkpoints.
+          tf1_python: None: the original trains here, under the runner; else a Python 3.7
+            with TensorFlow 1.15, where it trains instead (`measure_original_run_on_tf1`).
 
         Raises:
           TowersError: the original's `tower_loss` is not the tutorial's (scope, images,
@@ -142,6 +182,8 @@ class LiveRegression:
                               'images, labels) of 2017 and later' % ', '.join(parameters))
         self.original_runs = {}
         self._originals = originals
+        self._tf1_python = tf1_python
+        self._workdir = workdir
         self._checkpoints = {side: os.path.join(workdir, '%s.ckpt' % side)
                              for side in ('original', 'project')}
 
@@ -158,8 +200,14 @@ class LiveRegression:
                          for side in self._checkpoints]
 
     def _compare_run(self, key, run, last):
-        original = measure_original_run(self._originals, run,
-                                        self._checkpoints['original'] if last else None)
+        checkpoint = self._checkpoints['original'] if last else None
+        if self._tf1_python:
+            folder = os.path.join(self._workdir, 'tf1_run_%s' % key)
+            os.makedirs(folder, exist_ok=True)
+            original = measure_original_run_on_tf1(self._originals, run, self._tf1_python,
+                                                   folder, checkpoint)
+        else:
+            original = measure_original_run(self._originals, run, checkpoint)
         self.original_runs[key] = dict(run, **original)
         return compare_run(key, self.original_runs[key],
                            measure_run(run, self._checkpoints['project'] if last else None))

@@ -23,6 +23,10 @@ nothing of `towers` and only what both TensorFlows have. It records, for the sid
 The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (variable values, keyed by
 position; 'probe.json' holds the names), and 'probe.json' (the TensorFlow version, what was
 loaded, the seeds keyed).
+
+`python3.7 probe.py --replay SPEC.json` is the other job it does inside TensorFlow 1.15: an
+original program's towers trained on given batches from given initial values, for a regression
+of a port against the original on TF 1.15 (`replay`).
 """
 import atexit
 import json
@@ -232,9 +236,111 @@ def install_from_environment():
         Probe(os.environ[OUT], os.environ.get(INITIAL) or None).install()
 
 
+def _import_originals(folder, names):
+    """The original's modules by name, imported from `folder` with no command-line arguments
+    (some versions parse `sys.argv` on import) and their absl flags parsed the same way."""
+    import importlib
+    import tensorflow as tf
+    sys.path.insert(0, folder)
+    argv, sys.argv = sys.argv, sys.argv[:1]
+    try:
+        modules = {name: importlib.import_module(name) for name in names}
+    finally:
+        sys.argv = argv
+    if not tf.app.flags.FLAGS.is_parsed():
+        tf.app.flags.FLAGS(sys.argv[:1])
+    return modules
+
+
+def _function(modules, dotted):
+    module, name = dotted.rsplit('.', 1)
+    return getattr(modules[module], name)
+
+
+def replay(spec):
+    """Trains an original's towers as the TF1 multi-GPU tutorials' `train()` did, on given
+    batches from given initial values, and measures each step.
+
+    On `num_towers` CPU devices with one intra-op and one inter-op thread: a float32 global
+    step, `exponential_decay` of `learning_rate`, gradient descent, for each device i in
+    `tf.device('/cpu:i')` and name scope '<tower_name>_i' the original's `tower_loss` on rows
+    [i*b, (i+1)*b) and `compute_gradients`, the original's `average_gradients` on '/cpu:0', the
+    update grouped with `ExponentialMovingAverage(moving_average_decay, global_step)` of the
+    trainable variables.
+
+    Args:
+      spec: a dict: 'original_dir', 'modules' (import order), 'tower_loss' and
+        'average_gradients' ('module.function'), 'tower_name', 'num_towers', 'steps',
+        'learning_rate' ('initial', 'decay_steps', 'decay_factor'; staircase),
+        'moving_average_decay', 'batches' (an .npz of 'images_<step>', 'labels_<step>'),
+        'initial' (an .npz of values by variable name, every global variable but the global
+        step), 'checkpoint' (a prefix to save after the last step, or None), 'out' (JSON).
+
+    Writes to 'out': 'tower_losses_per_step', 'step0_averaged_grad_l2_norms' and
+    'final_abs_sums' by variable name, and 'tensorflow'.
+    """
+    import tensorflow as tf
+    modules = _import_originals(spec['original_dir'], spec['modules'])
+    tower_loss = _function(modules, spec['tower_loss'])
+    average_gradients = _function(modules, spec['average_gradients'])
+    towers, rate = spec['num_towers'], spec['learning_rate']
+    batches, initial = np.load(spec['batches']), np.load(spec['initial'])
+    config = tf.ConfigProto(device_count={'CPU': towers, 'GPU': 0},
+                            intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    with tf.Graph().as_default():
+        images = tf.placeholder(tf.float32, batches['images_0'].shape)
+        labels = tf.placeholder(tf.as_dtype(batches['labels_0'].dtype), batches['labels_0'].shape)
+        global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
+                                      trainable=False)
+        optimizer = tf.train.GradientDescentOptimizer(tf.train.exponential_decay(
+            rate['initial'], global_step, rate['decay_steps'], rate['decay_factor'],
+            staircase=True))
+        shards = zip(tf.split(images, towers), tf.split(labels, towers))
+        losses, tower_grads = [], []
+        with tf.variable_scope(tf.get_variable_scope()):
+            for i, (image_shard, label_shard) in enumerate(shards):
+                with tf.device('/cpu:%d' % i), \
+                        tf.name_scope('%s_%d' % (spec['tower_name'], i)) as scope:
+                    losses.append(tower_loss(scope, image_shard, label_shard))
+                    tf.get_variable_scope().reuse_variables()
+                    tower_grads.append(optimizer.compute_gradients(losses[-1]))
+        with tf.device('/cpu:0'):
+            grads = average_gradients(tower_grads)
+        update = optimizer.apply_gradients(grads, global_step=global_step)
+        averages = tf.train.ExponentialMovingAverage(spec['moving_average_decay'], global_step)
+        train = tf.group(update, averages.apply(tf.trainable_variables()))
+        with tf.Session(config=config) as session:
+            session.run(tf.global_variables_initializer())
+            for variable in tf.global_variables():
+                if variable is not global_step:
+                    variable.load(initial[variable.op.name], session)
+            tower_losses, grad_norms = [], {}
+            for step in range(spec['steps']):
+                done = session.run(
+                    {'train': train, 'losses': losses,
+                     'grads': {var.op.name: grad for grad, var in grads} if step == 0 else {}},
+                    {images: batches['images_%d' % step], labels: batches['labels_%d' % step]})
+                tower_losses.append([float(loss) for loss in done['losses']])
+                if step == 0:
+                    grad_norms = {name: float(np.linalg.norm(value))
+                                  for name, value in done['grads'].items()}
+            final = session.run({var.op.name: var for var in tf.global_variables()})
+            if spec.get('checkpoint'):
+                tf.train.Saver(tf.global_variables()).save(session, spec['checkpoint'],
+                                                           write_meta_graph=False)
+    with open(spec['out'], 'w') as f:
+        json.dump({'tensorflow': tf.__version__, 'tower_losses_per_step': tower_losses,
+                   'step0_averaged_grad_l2_norms': grad_norms,
+                   'final_abs_sums': {name: float(np.abs(value).sum())
+                                      for name, value in final.items()}}, f)
+
+
 def main(argv):
     """`probe.py SCRIPT [FLAGS...]`: runs SCRIPT as `__main__` as `python SCRIPT` would, with
-    the probe installed."""
+    the probe installed; `probe.py --replay SPEC.json`: `replay`."""
+    if argv[:1] == ['--replay']:
+        with open(argv[1]) as f:
+            return replay(json.load(f))
     script = os.path.abspath(argv[0])
     sys.argv = [argv[0]] + list(argv[1:])
     sys.path[0] = os.path.dirname(script)

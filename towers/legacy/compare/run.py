@@ -8,17 +8,14 @@ from towers import files
 from towers.errors import TowersError
 from towers.legacy.compare import EXIT_DIFFER, EXIT_EQUAL, probe, report, sides, tf1
 
-_PROBE_SCRIPT = os.path.abspath(probe.__file__).replace('.pyc', '.py')
 _PROBE_FOLDER = '{root}/%s'
 
 
 def _environment(side_name, initial_from=None):
-    """The side's environment: the caller's, with the probe's folders (reached through the
-    comparison's descriptor, '{root}') in place of any the caller had, and without
-    TF2_BEHAVIOR (TensorFlow 2 sets it in its process, and TensorFlow 1.15 turns eager
-    execution on by it)."""
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in (probe.OUT, probe.INITIAL, 'TF2_BEHAVIOR')}
+    """The side's environment: `tf1.environment()`, with the probe's folders (reached through
+    the comparison's descriptor, '{root}') in place of any the caller had."""
+    environment = {key: value for key, value in tf1.environment().items()
+                   if key not in (probe.OUT, probe.INITIAL)}
     environment[probe.OUT] = _PROBE_FOLDER % side_name
     if initial_from:
         environment[probe.INITIAL] = _PROBE_FOLDER % initial_from
@@ -52,7 +49,7 @@ def compare(options, script, script_argv, runner_options):
     root = _folder(options.compare_dir)
     working = os.getcwd()
     shown = ' '.join([script] + list(script_argv))
-    tf1_side = sides.Side('tf1', [python, _PROBE_SCRIPT, script] + list(script_argv),
+    tf1_side = sides.Side('tf1', [python, os.path.abspath(probe.__file__), script] + list(script_argv),
                           _environment('tf1'))
     runner_side = sides.Side('runner', [sys.executable, '-m', 'towers.legacy']
                              + runner_options + [script] + list(script_argv),

@@ -8,6 +8,7 @@ another gets a virtual environment in the cache (`TOWERS_TF1_ENV`, else
 holding `PACKAGES` from the package index pip is configured with.
 """
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -106,6 +107,40 @@ def python(given=None, cache=None, log=sys.stderr):
                          {'python': base, 'packages': list(PACKAGES)})
     files.write_directory_atomically(folder, install)
     return made
+
+
+def environment():
+    """This process's environment for a TF 1.15 process, without TF2_BEHAVIOR (TensorFlow 2
+    sets it in its process, and TensorFlow 1.15 turns eager execution on by it)."""
+    return {key: value for key, value in os.environ.items() if key != 'TF2_BEHAVIOR'}
+
+
+def replay(python, spec, folder):
+    """Runs `towers.legacy.compare.probe.replay(spec)` on TF 1.15 and returns what it wrote.
+
+    Args:
+      python: a Python that imports TF 1.15 (`python()`).
+      spec: the replay's dict, without 'out'.
+      folder: an existing folder for its specification, answer and output.
+
+    Raises:
+      TowersError: the replay failed on TF 1.15 (its last line quoted, its output kept).
+    """
+    from towers.legacy.compare import probe
+    spec = dict(spec, out=os.path.join(folder, 'replay.json'))
+    files.write_json(os.path.join(folder, 'replay_spec.json'), spec)
+    log_path = os.path.join(folder, 'replay.log')
+    with open(log_path, 'w') as log:
+        done = subprocess.run([python, probe.__file__, '--replay',
+                               os.path.join(folder, 'replay_spec.json')],
+                              stdout=log, stderr=subprocess.STDOUT, env=environment())
+    if done.returncode != 0:
+        with open(log_path, errors='replace') as log:
+            lines = [line for line in log.read().splitlines() if line.strip()] or ['no output']
+        raise TowersError('the original failed on TensorFlow %s (exit status %d): %s (its '
+                          'output: %s)' % (VERSION, done.returncode, lines[-1], log_path))
+    with open(spec['out']) as f:
+        return json.load(f)
 
 
 def _step(command, folder):
