@@ -10,9 +10,9 @@ interquartile range; then the targets and the fastest mode. `--estimator`: inste
 through tf.estimator against towers.fit (`towers.benchmarks.estimator`), on one device and on
 `--num_gpus` with MirroredStrategy. `--horovod`: instead, a TF1 Horovod program of the model on
 `--num_gpus` ranks against N towers in one process and one device (`towers.benchmarks.horovod`).
-`--startup`: instead, how fast every script answers `--help`
-against TensorFlow's import (`towers.benchmarks.startup`). The input is the model's data set in
-`--data_dir`, or a generated one in its format (nothing is downloaded).
+`--tf1_program P`: a TF1 program on TF 1.15.5 against the runner (`towers.benchmarks.tf1`).
+`--startup`: every script's `--help` against TensorFlow's import (`towers.benchmarks.startup`).
+The input is the model's data set in `--data_dir`, or one generated in its format.
 """
 import functools
 import os
@@ -20,6 +20,7 @@ import os
 import towers
 from models import registry
 from towers import cli, flags
+from towers.benchmarks import tf1 as tf1_benchmark
 from towers.benchmarks.plan import FULL, QUICK, Plan
 
 
@@ -69,6 +70,7 @@ def _parse_args(argv):
                        '--num_gpus ranks (towers-legacy --np) against the same program on '
                        '--num_gpus towers in one process and on one device, same global batch, '
                        'in turns (towers.benchmarks.horovod).')
+    tf1_benchmark.add_flags(parser)
     parser.add_argument('--json', help='Write the results to this JSON file.')
     parser.add_argument('--chart', default='out/benchmark.png',
                         help='PNG chart of images/sec against devices.')
@@ -88,6 +90,8 @@ def main(argv):
         from towers.benchmarks import startup
         scripts = startup.scripts(os.path.dirname(os.path.abspath(__file__)))
         return _print_lines(startup.report(*startup.measure_help(scripts, args.repeats or 5)))
+    if args.tf1_program:
+        return _print_lines(tf1_benchmark.report_of_flags(args, _plan(args)))
     # Imported after the flags: --help and a bad flag answer without TensorFlow (towers.cli).
     from towers.benchmarks import report, suite
 
@@ -131,7 +135,7 @@ def main(argv):
 
 
 def _print_lines(lines):
-    """Prints a benchmark's report (`--startup`, `--estimator`, `--horovod`), line by line."""
+    """Prints a benchmark's report (`--startup`, `--estimator`, `--horovod`, `--tf1_program`)."""
     for line in lines:
         print(line, flush=True)
     return 0

@@ -424,3 +424,38 @@ def test_the_horovod_rows_time_ranks_towers_one_device_and_where_a_ranks_step_go
                           r"ranks beside it, ([\d.]+); an allreduce of its gradients' 4\.3 MB "
                           r"alone ([\d.]+)$", lines[-1])
     assert breakdown and all(float(ms) > 0 for ms in breakdown.groups()), lines[-1]
+
+
+def test_the_tf1_row_times_a_program_on_tf1_15_under_the_runner_and_a_port_in_turns(
+        capsys, tmp_path, tf1_python):
+    benchmark_script = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'scripts', 'benchmark.py'))
+    program = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'legacy',
+                           'compare_program.py')
+    flags = '--max_steps 6 --train_dir %s' % (tmp_path / 'train')
+    assert benchmark_script['main'](['--tf1_program', program, '--tf1_flags', flags,
+                                     '--tf1_port', program, '--tf1_port_flags', flags,
+                                     '--tf1_python', tf1_python, '--repeats', '2',
+                                     '--warmup_steps', '2']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rounds = {line.split()[0]: line.split('rounds: ')[1] for line in lines if 'rounds: ' in line}
+    assert sorted(rounds) == ['TF', 'port', 'runner']
+    assert all(len(each.split(', ')) == 2 for each in rounds.values())
+    ratios = [line for line in lines if "step rate / TF 1.15's" in line]
+    assert [line.split(' step rate')[0] for line in ratios] == ["the runner's", "the port's"]
+    assert all(float(line.split(': ')[1].split()[0]) > 0 for line in ratios)
+    # Every run wrote its fixed folder in its own namespace, never here.
+    assert not (tmp_path / 'train').exists()
+
+
+def test_the_tf1_row_says_when_a_program_makes_too_few_steps(capsys, tmp_path, tf1_python):
+    benchmark_script = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'scripts', 'benchmark.py'))
+    program = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'legacy',
+                           'compare_program.py')
+    with pytest.raises(towers.TowersError, match=r'compare_program.py .* made no more than 5 '
+                       r'steps \(TF 1.15\): give it more steps'):
+        benchmark_script['main'](['--tf1_program', program, '--tf1_flags',
+                                  '--max_steps 3 --train_dir %s' % (tmp_path / 'train'),
+                                  '--tf1_python', tf1_python, '--repeats', '1',
+                                  '--warmup_steps', '5'])

@@ -10,6 +10,8 @@ nothing of `towers` and only what both TensorFlows have. It records, for the sid
   variables' by name there first, so that both sides train from the same values;
 - their final values: each variable's in the session holding it that ran last, taken when it
   closes (or the process exits);
+- the seconds of each run of the training step (the run it makes most often with the same
+  fetches), for `towers.benchmarks.tf1`;
 - the op seeds: a random op (dropout, a random crop, a shuffle) that gives no seed of its own
   draws with the seed keyed by its name scope and its rank among the random ops made in that
   scope, `crc32('scope|rank')`, instead of TensorFlow's count of the graph's ops, which differs
@@ -22,7 +24,7 @@ nothing of `towers` and only what both TensorFlows have. It records, for the sid
 
 The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (variable values, keyed by
 position; 'probe.json' holds the names), and 'probe.json' (the TensorFlow version, what was
-loaded, the seeds keyed).
+loaded, the seeds keyed, 'step_seconds').
 
 `python3.7 probe.py --replay SPEC.json` is the other job it does inside TensorFlow 1.15: an
 original program's towers trained on given batches from given initial values, for a regression
@@ -34,6 +36,7 @@ import os
 import runpy
 import sys
 import threading
+import time
 import weakref
 import zlib
 
@@ -69,6 +72,7 @@ class Probe(object):
         self._started = weakref.WeakSet()   # graphs whose variables were all initialized
         self._first = {}          # name -> value when first found initialized, in any graph
         self._final = {}          # name -> (last run, value) of the session that ran it last
+        self._times = {}          # what a run fetched (`_fetch_key`) -> its runs' seconds
 
     def install(self):
         """Patches `Session.run` and `close` and the op seeds for the rest of the process."""
@@ -82,8 +86,12 @@ class Probe(object):
         probe = self
 
         def probed_run(session, *args, **kwargs):
+            start = time.perf_counter()
             result = run(session, *args, **kwargs)
             if not probe._lock.locked():
+                fetches = args[0] if args else kwargs.get('fetches')
+                probe._times.setdefault(_fetch_key(fetches), []).append(
+                    time.perf_counter() - start)
                 probe._runs += 1
                 probe._last_runs[session] = probe._runs
                 if session.graph not in probe._started:
@@ -199,6 +207,8 @@ class Probe(object):
         for session in list(self._last_runs):
             if not getattr(session, '_closed', True):
                 self._guarded(self._take_final, session)
+        if self._times:
+            self._record['step_seconds'] = max(self._times.values(), key=len)
         if self._first:
             self._record['initial_names'] = list(self._first)
             _write_values(self._out, 'initial', list(self._first.values()))
@@ -207,6 +217,16 @@ class Probe(object):
             _write_values(self._out, 'final', [value for _, value in self._final.values()])
         with open(os.path.join(self._out, 'probe.json'), 'w') as f:
             json.dump(self._record, f, indent=1, sort_keys=True)
+
+
+def _fetch_key(fetches):
+    """What a run fetches, as a hashable value of names: the training step is the run a
+    program makes most often with the same fetches."""
+    if isinstance(fetches, (list, tuple)):
+        return tuple(_fetch_key(fetch) for fetch in fetches)
+    if isinstance(fetches, dict):
+        return tuple(sorted((str(key), _fetch_key(value)) for key, value in fetches.items()))
+    return getattr(fetches, 'name', None) or type(fetches).__name__
 
 
 def _names(variables):
