@@ -58,12 +58,29 @@ def test_the_first_checkpoint_holds_the_keras_weights_exactly(tmp_path):
                             'bn/moving_mean', 'bn/moving_variance', 'out/kernel', 'out/bias'}
 
 
+def test_a_model_never_initialized_starts_from_its_clones_draws_of_the_runconfigs_seed(
+        tmp_path):
+    """As TF 1.15: Keras's session is left alone (nothing initialized there), and the first
+    checkpoint holds the clone's own initial values, drawn with RunConfig's tf_random_seed."""
+    checkpoints = []
+    for name in ('first', 'second'):
+        model = bn_model(keras.optimizers.legacy.SGD(0.1))
+        estimator = model_to_estimator(model, model_dir=str(tmp_path / name),
+                                       config=RunConfig(tf_random_seed=3))
+        assert not any(getattr(weight, '_keras_initialized', False) for weight in model.weights)
+        checkpoints.append(str(tmp_path / name / 'keras' / 'keras_model.ckpt'))
+    kernels = [tf.train.load_variable(path, 'dense1/kernel') for path in checkpoints]
+    np.testing.assert_array_equal(kernels[0], kernels[1])
+    assert np.abs(kernels[0]).sum() > 0
+
+
 @pytest.mark.parametrize('optimizer', [
     lambda: keras.optimizers.legacy.SGD(0.1, momentum=0.9),
     lambda: tf.train.AdamOptimizer(0.01)], ids=['keras_sgd_momentum', 'tf_train_adam'])
 def test_steps_through_the_estimator_equal_keras_train_on_batch(tmp_path, optimizer):
     x, y = batches()
     model = bn_model(optimizer())
+    model.get_weights()  # initialized in Keras's session: the estimator starts from them
     estimator = model_to_estimator(model, model_dir=str(tmp_path))
     estimator.train(input_fn(x, y), steps=STEPS)
     for step in range(STEPS):
@@ -81,6 +98,7 @@ def test_steps_through_the_estimator_equal_keras_train_on_batch(tmp_path, optimi
 def test_evaluate_returns_the_compiled_loss_and_metrics_under_tf1_names(tmp_path):
     x, y = batches()
     model = bn_model(keras.optimizers.legacy.SGD(0.1), metrics=['accuracy', 'mse'])
+    model.get_weights()
     estimator = model_to_estimator(model, model_dir=str(tmp_path))
     estimator.train(input_fn(x, y), steps=1)
     model.train_on_batch(x[:BATCH], y[:BATCH])
@@ -115,6 +133,7 @@ def test_features_and_labels_go_by_input_and_output_names_and_predictions_by_out
     def keyed():
         return tf.data.Dataset.from_tensor_slices((features, labels)).batch(BATCH)
 
+    model.get_weights()
     estimator = model_to_estimator(model, model_dir=str(tmp_path))
     estimator.train(keyed, steps=2)
     model.train_on_batch([x[:4, :4], x[:4, 4:]], [y[:4], x[:4, :1]])

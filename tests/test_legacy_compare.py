@@ -85,6 +85,18 @@ def test_a_replicate_model_fn_program_is_equal_and_its_checkpoint_shards_are_lis
     assert str(model_dir / 'model.ckpt-20.data-00000-of-00002') in report['files']['only_tf1']
 
 
+def test_a_keras_model_through_model_to_estimator_on_mirrored_strategy_is_equal(
+        tmp_path, tf1_python):
+    status, out, err, report = compare(
+        tmp_path, tf1_python, os.path.join(LEGACY, 'keras_estimator_program.py'),
+        '--model_dir', str(tmp_path / 'model'), '--steps', '10', '--num_gpus', '1')
+    assert status == 0, out + err
+    # Adam's training/beta1_power and training/beta2_power among them, as TF 1.15 named them.
+    assert report['variables']['compared'] == 33
+    assert report['variables']['only_tf1'] == [] and report['variables']['only_runner'] == []
+    assert report['scalars']['eval: acc']['max_abs_diff'] == 0
+
+
 def run_alone(command, cwd):
     """Runs one side by itself (TF 1.15's Python without the TF2_BEHAVIOR TensorFlow 2 set)."""
     environment = {k: v for k, v in os.environ.items() if k != 'TF2_BEHAVIOR'}

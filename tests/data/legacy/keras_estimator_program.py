@@ -77,7 +77,8 @@ def main(_):
     model.compile(optimizer=tf.train.AdamOptimizer(learning_rate=0.001),
                   loss='categorical_crossentropy', metrics=['accuracy'])
     strategy = tf.contrib.distribute.MirroredStrategy(num_gpus=FLAGS.num_gpus)
-    config = tf.estimator.RunConfig(train_distribute=strategy, log_step_count_steps=10)
+    config = tf.estimator.RunConfig(train_distribute=strategy, log_step_count_steps=10,
+                                    tf_random_seed=1)
     estimator = tf.keras.estimator.model_to_estimator(model, config=config,
                                                       model_dir=FLAGS.model_dir)
     timing = TimeHistory()

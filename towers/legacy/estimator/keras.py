@@ -93,10 +93,15 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         model_dir = tempfile.mkdtemp()
         tf.logging.warning('Using temporary folder as model directory: %s', model_dir)
     network = KerasModelFn(keras_model, custom_objects)
-    weights = keras_model.get_weights()
+    # As TF 1.15: the Keras model's values when its session initialized any, else the clone's
+    # own initial values, drawn with the RunConfig's seed (Keras's session left alone).
+    weights = (keras_model.get_weights() if any(getattr(weight, '_keras_initialized', False)
+                                                for weight in keras_model.weights) else None)
     with tf.Graph().as_default() as graph:
+        tf.set_random_seed(config.tf_random_seed)
         clone = network.clone(None, None, ModeKeys.PREDICT)
         saver = tf.train.Saver(clone.weights)
+        initializer = tf.variables_initializer(clone.weights)
     path = os.path.join(model_dir, KERAS_DIR, KERAS_CHECKPOINT)
     # Each weight by its exact name, batch-norm statistics too (a regular expression string
     # would warm-start the trainable variables only).
@@ -107,7 +112,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
     if config.is_chief and not tf.train.latest_checkpoint(os.path.dirname(path)):
         tf.gfile.MakeDirs(os.path.dirname(path))
         with tf.Session(graph=graph) as session:
-            for weight, value in zip(clone.weights, weights):
+            session.run(initializer)
+            for weight, value in zip(clone.weights, weights or ()):
                 weight.load(value, session)
             saver.save(session, path)
     return estimator
