@@ -21,7 +21,7 @@ def compare(tmp_path, tf1_python, *args):
     return result.returncode, result.stdout, result.stderr, found
 
 
-def test_a_two_tower_program_with_dropout_and_a_shuffle_computes_on_tf1_15_what_it_computes_under_the_runner(
+def test_a_two_tower_program_with_dropout_and_a_shuffle_computes_the_same_on_tf1_15(
         tmp_path, tf1_python):
     train_dir = tmp_path / 'train'
     status, out, err, report = compare(tmp_path, tf1_python, PROGRAM,

@@ -171,8 +171,12 @@ def test_regress_cifar10_against_the_original_on_tf1_15_is_within_the_goldens_to
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'the original trains on real TensorFlow 1.15.5' in result.stdout
-    for title in ('original vs project: 2 tower(s), seed 0, 20 steps',
-                  "evaluation of the original's checkpoint by the original and the project"):
+    # TF 1.15's checkpoint evaluated here, the project's on TF 1.15 by the original's network.
+    for title in ('original on TensorFlow 1.15 vs project: 2 tower(s), seed 0, 20 steps',
+                  "evaluation of the original's checkpoint by the original on TensorFlow 1.15 "
+                  "and the project",
+                  "evaluation of the project's checkpoint by the original on TensorFlow 1.15 "
+                  "and the project"):
         assert title in result.stdout
     assert 'OK: all' in result.stdout
     written = json.loads(golden.read_text())

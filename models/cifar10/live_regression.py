@@ -99,7 +99,7 @@ def measure_original_run_on_tf1(originals, run, python, folder, checkpoint=None)
     np.savez(os.path.join(folder, 'batches.npz'), **batches)
     np.savez(os.path.join(folder, 'initial.npz'), **initial_values(seed))
     decay_steps = _original_decay_steps(originals, num_towers)
-    measured = tf1.replay(python, {
+    measured = tf1.run_job(python, 'replay', {
         'original_dir': os.path.dirname(os.path.abspath(cifar10.__file__)),
         'modules': list(ORIGINAL_MODULES),
         'tower_loss': 'cifar10_multi_gpu_train.tower_loss',
@@ -114,6 +114,30 @@ def measure_original_run_on_tf1(originals, run, python, folder, checkpoint=None)
             'tower_losses_per_step': measured['tower_losses_per_step'],
             'step0_averaged_grad_l2_norms': measured['step0_averaged_grad_l2_norms'],
             'final_abs_sums': measured['final_abs_sums']}
+
+
+def measure_original_evaluation_on_tf1(originals, golden, checkpoint, python, folder):
+    """`measure_evaluation` of `checkpoint` by the original's network (`original_network`) on
+    real TensorFlow 1.15, in `python` (`towers.legacy.compare.probe.evaluate`).
+
+    Args:
+      originals, golden, checkpoint: as `measure_evaluation` with `original_network`.
+      python: the Python of TF 1.15.
+      folder: an existing folder for the batches and the job's files.
+    """
+    from towers.legacy.compare import tf1
+    batches = {}
+    for index, step in enumerate(golden['eval_steps']):
+        batches['images_%d' % index], batches['labels_%d' % index] = batch(
+            step, golden['batch'], golden['seed'])
+    np.savez(os.path.join(folder, 'evaluation_batches.npz'), **batches)
+    cifar10 = originals['cifar10']
+    measured = tf1.run_job(python, 'evaluate', {
+        'original_dir': os.path.dirname(os.path.abspath(cifar10.__file__)),
+        'modules': list(ORIGINAL_MODULES), 'inference': 'cifar10.inference',
+        'moving_average_decay': cifar10.MOVING_AVERAGE_DECAY, 'checkpoint': checkpoint,
+        'batches': os.path.join(folder, 'evaluation_batches.npz')}, folder)
+    return {key: measured[key] for key in ('true_count', 'precision_at_1', 'abs_logit_sums')}
 
 
 def original_network(originals):
@@ -190,13 +214,15 @@ class LiveRegression:
     def checks(self, tower_counts, steps, seed=0):
         """The runs for `towers.regression.check_runs`: (title, compare) for each tower count
         (`steps` steps each), then for the evaluation of each side's checkpoint."""
-        checks = [('original vs project: %d tower(s), seed %d, %d steps' % (count, seed, steps),
+        original = 'original on TensorFlow 1.15' if self._tf1_python else 'original'
+        checks = [('%s vs project: %d tower(s), seed %d, %d steps'
+                   % (original, count, seed, steps),
                    functools.partial(self._compare_run, str(count),
                                      {'num_towers': count, 'seed': seed, 'steps': steps},
                                      count == tower_counts[-1]))
                   for count in tower_counts]
-        return checks + [('evaluation of the %s\'s checkpoint by the original and the project'
-                          % side, functools.partial(self._compare_evaluation, side))
+        return checks + [('evaluation of the %s\'s checkpoint by the %s and the project'
+                          % (side, original), functools.partial(self._compare_evaluation, side))
                          for side in self._checkpoints]
 
     def _compare_run(self, key, run, last):
@@ -214,10 +240,16 @@ class LiveRegression:
 
     def _compare_evaluation(self, side):
         checkpoint = self._checkpoints[side]
-        return compare_evaluation(
-            measure_evaluation(LIVE_EVALUATION, checkpoint, original_network(self._originals)),
-            measure_evaluation(LIVE_EVALUATION, checkpoint),
-            run='evaluation of the %s checkpoint' % side)
+        if self._tf1_python:
+            folder = os.path.join(self._workdir, 'tf1_evaluation_%s' % side)
+            os.makedirs(folder, exist_ok=True)
+            original = measure_original_evaluation_on_tf1(
+                self._originals, LIVE_EVALUATION, checkpoint, self._tf1_python, folder)
+        else:
+            original = measure_evaluation(LIVE_EVALUATION, checkpoint,
+                                          original_network(self._originals))
+        return compare_evaluation(original, measure_evaluation(LIVE_EVALUATION, checkpoint),
+                                  run='evaluation of the %s checkpoint' % side)
 
     def golden(self, source):
         """The original's training figures as a golden file: 'source' (`source`), 'setup' and

@@ -29,7 +29,6 @@ from towers.compat import tf
 from towers.legacy.estimator import Estimator, EstimatorSpec, RunConfig
 from towers.legacy.estimator.distribute import MirroredStrategy
 from towers.errors import TowersError
-from towers.files import TIMING_FILE, read_json
 
 KERAS_FIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'keras_fit.py')
 
@@ -103,7 +102,7 @@ def run(entry, batch_size, plan, work_dir, configure=towers.configure_devices, n
     for round_index in bars.bar(range(plan.repeats + 1), 'Estimator against towers.fit',
                                 'rounds'):
         estimator.train(input_fn, steps=steps)
-        timing = read_json(os.path.join(estimator.model_dir, TIMING_FILE), 'the step timing')
+        timing = estimator._training_timing
         result = towers.fit(_recipe(entry, batch_size),
                             lambda: entry.synthetic_batch(global_batch), setup, None, fit_dir,
                             (round_index + 1) * steps, global_batch,
@@ -143,7 +142,7 @@ def against_keras_fit(entry, batch_size, plan, work_dir, num_devices,
     for round_index in bars.bar(range(plan.repeats + 1), 'Estimator against Keras fit',
                                 'rounds'):
         estimator.train(_replica_input(entry, batch_size), steps=steps)
-        timing = read_json(os.path.join(estimator.model_dir, TIMING_FILE), 'the step timing')
+        timing = estimator._training_timing
         if round_index == 0:
             recipe = next(iter(recipes.values()))
             loss = getattr(recipe, 'keras_loss', None)

@@ -45,9 +45,8 @@ def _median_step(way, side, root, warmup_steps):
     """The median step seconds of a finished run of `way`, after its first `warmup_steps`."""
     shown = ' '.join(os.path.basename(part) for part in side.command[1:4])
     if side.returncode != 0:
-        lines = [line for line in side.output.splitlines() if line.strip()] or ['no output']
         raise TowersError('%s failed (%s, exit status %d): %s'
-                          % (shown, way, side.returncode, lines[-1]))
+                          % (shown, way, side.returncode, side.last_line()))
     record = os.path.join(side.folder(root), 'probe.json')
     seconds = read_json(record, 'the probe\'s record').get('step_seconds', [])[warmup_steps:]
     if not seconds:

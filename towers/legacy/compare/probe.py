@@ -1,34 +1,27 @@
 """What `towers-legacy --compare_tf1` runs inside each side's process: on TensorFlow 1.15 (as
 `python3.7 probe.py SCRIPT [FLAGS...]`) and under the runner on TensorFlow 2.21 (`install`).
 
-This is the project's one module that runs inside TensorFlow 1.15: Python 3.7 code that imports
-nothing of `towers` and only what both TensorFlows have. It records, for the side it runs in:
-- the global variables' initial values: in each graph, at the end of the first `Session.run`
-  after which all its global variables are initialized (after the initializers, before the
-  first step), those of the variables no earlier graph held (a graph that restores or warm-starts
-  them holds no new ones). Given the other side's initial values (`INITIAL`), it loads those
-  variables' by name there first, so that both sides train from the same values;
-- their final values: each variable's in the session holding it that ran last, taken when it
-  closes (or the process exits);
-- the seconds of each run of the training step (the run it makes most often with the same
-  fetches), for `towers.benchmarks.tf1`;
-- the op seeds: a random op (dropout, a random crop, a shuffle) that gives no seed of its own
-  draws with the seed keyed by its name scope and its rank among the random ops made in that
-  scope, `crc32('scope|rank')`, instead of TensorFlow's count of the graph's ops, which differs
-  between the two TensorFlows; a graph without a seed gets TensorFlow's default graph seed. So
-  both sides draw the same where TensorFlow's kernels draw alike from the same seeds;
-- the `tf.data` shuffles: every iteration of a shuffled data set in the order of its first
-  (`reshuffle_each_iteration=False`). TensorFlow 2 draws each iteration's seeds from the seeds
-  a shuffle is given, TensorFlow 1.15 used them for the first iteration and drew the others
-  otherwise: the same seeds give other orders, while each iteration's first order is alike.
+The project's one module that runs inside TensorFlow 1.15: Python 3.7 code that imports nothing
+of `towers` and only what both TensorFlows have. For the side it runs in it records:
+- initial values: in each graph, at the end of the first `Session.run` after which all its
+  global variables are initialized (before the first step), those of the variables no earlier
+  graph held. Given the other side's (`INITIAL`), it loads them there by name first;
+- final values: each variable's in the session holding it that ran last, when that closes (or
+  the process exits);
+- the seconds of each run of the training step (the run made most often with the same
+  fetches), for `towers.benchmarks.tf1`.
+It makes the draws alike: a random op that gives no seed of its own draws from a seed keyed by
+its name scope and its rank among the random ops of that scope, `crc32('scope|rank')`, not from
+TensorFlow's count of the graph's ops, which differs between the two (a graph without a seed
+gets TensorFlow's default); and every `tf.data` shuffle keeps its first iteration's order
+(`reshuffle_each_iteration=False`: TF 2 draws each iteration's seeds from those given, TF 1.15
+used them for the first iteration, so only that order is alike).
 
-The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (variable values, keyed by
-position; 'probe.json' holds the names), and 'probe.json' (the TensorFlow version, what was
-loaded, the seeds keyed, 'step_seconds').
-
-`python3.7 probe.py --replay SPEC.json` is the other job it does inside TensorFlow 1.15: an
-original program's towers trained on given batches from given initial values, for a regression
-of a port against the original on TF 1.15 (`replay`).
+The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (values by position) and
+'probe.json' (their names, the TensorFlow version, what was loaded, the seeds keyed,
+'step_seconds'). `probe.py --replay SPEC.json` and `--evaluate SPEC.json` are its other jobs in
+TF 1.15, for a regression of a port against its original: the original's towers trained on
+given batches from given values (`replay`), a checkpoint evaluated by its network (`evaluate`).
 """
 import atexit
 import json
@@ -48,13 +41,9 @@ _UNINITIALIZED_OP = 'towers_compare_uninitialized'
 
 
 class Probe(object):
-    """The patches of one side's process: `Session.run` and `close`, and the op seeds.
-
-    Args:
-      out: the folder the records go to.
-      initial: None, or the folder of the other side's records, whose initial values are
-        loaded by name (see the module's docstring).
-    """
+    """The patches of one side's process (`Session.run` and `close`, the op seeds, the
+    shuffles), recording into the folder `out`; `initial`: None, or the other side's folder,
+    whose initial values are loaded by name."""
 
     def __init__(self, out, initial=None):
         self._out = out
@@ -65,9 +54,9 @@ class Probe(object):
         # Held while the probe itself runs a session (also the run calls that makes): a run
         # then, from this thread or a queue runner's, is the program's, left unprobed.
         self._lock = threading.Lock()
-        self._record = {'tensorflow': None, 'loaded': 0, 'not_loaded': [],
-                        'shape_differs': [], 'seeds_keyed': 0, 'shuffles_fixed': 0,
-                        'initial_names': [], 'final_names': []}
+        self._record = {'tensorflow': None, 'loaded': 0, 'not_loaded': [], 'shape_differs': [],
+                        'seeds_keyed': 0, 'shuffles_fixed': 0, 'initial_names': [],
+                        'final_names': []}
         self._scope_counts = weakref.WeakKeyDictionary()   # graph -> {scope: count}
         self._started = weakref.WeakSet()   # graphs whose variables were all initialized
         self._first = {}          # name -> value when first found initialized, in any graph
@@ -156,8 +145,8 @@ class Probe(object):
             if finalized:
                 graph._unsafe_unfinalize()
             with graph.as_default(), self._ops.name_scope(None):
-                check = self._tf.compat.v1.report_uninitialized_variables(variables,
-                                                                name=_UNINITIALIZED_OP)
+                check = self._tf.compat.v1.report_uninitialized_variables(
+                    variables, name=_UNINITIALIZED_OP)
             if finalized:
                 graph.finalize()
             self._checks[graph] = (tuple(variables), check)
@@ -173,7 +162,7 @@ class Probe(object):
         new = [variable for variable in variables if variable.op.name not in self._first]
         if self._initial is not None:
             self._load(session, new)
-        self._first.update(zip(_names(new), session.run(new)))
+        self._first.update(zip([variable.op.name for variable in new], session.run(new)))
 
     def _load(self, session, variables):
         """Loads the other side's initial values into `variables` by name, through each
@@ -198,7 +187,7 @@ class Probe(object):
         except self._tf.errors.OpError:
             return
         last_run = self._last_runs.get(session, 0)
-        for name, value in zip(_names(variables), values):
+        for name, value in zip([variable.op.name for variable in variables], values):
             if last_run >= self._final.get(name, (-1, None))[0]:
                 self._final[name] = (last_run, value)
 
@@ -209,12 +198,11 @@ class Probe(object):
                 self._guarded(self._take_final, session)
         if self._times:
             self._record['step_seconds'] = max(self._times.values(), key=len)
-        if self._first:
-            self._record['initial_names'] = list(self._first)
-            _write_values(self._out, 'initial', list(self._first.values()))
-        if self._final:
-            self._record['final_names'] = list(self._final)
-            _write_values(self._out, 'final', [value for _, value in self._final.values()])
+        final = {name: value for name, (_, value) in self._final.items()}
+        for kind, values in (('initial', self._first), ('final', final)):
+            if values:
+                self._record[kind + '_names'] = list(values)
+                _write_values(self._out, kind, list(values.values()))
         with open(os.path.join(self._out, 'probe.json'), 'w') as f:
             json.dump(self._record, f, indent=1, sort_keys=True)
 
@@ -229,10 +217,6 @@ def _fetch_key(fetches):
     return getattr(fetches, 'name', None) or type(fetches).__name__
 
 
-def _names(variables):
-    return [variable.op.name for variable in variables]
-
-
 def _write_values(out, kind, values):
     np.savez(os.path.join(out, kind + '.npz'),
              **{'v%d' % index: np.asarray(value) for index, value in enumerate(values)})
@@ -240,9 +224,10 @@ def _write_values(out, kind, values):
 
 def read_values(folder, kind):
     """name -> value of the records `kind` ('initial' or 'final') in `folder`; {} if none."""
-    if not os.path.isfile(os.path.join(folder, 'probe.json')):
+    record = os.path.join(folder, 'probe.json')
+    if not os.path.isfile(record):
         return {}
-    with open(os.path.join(folder, 'probe.json')) as f:
+    with open(record) as f:
         names = json.load(f)[kind + '_names']
     if not names:
         return {}
@@ -277,39 +262,46 @@ def _function(modules, dotted):
     return getattr(modules[module], name)
 
 
+def _job(spec, cpus):
+    """(tf, the original's modules, the batches, a session config of `cpus` CPU devices and one
+    thread per pool) of a `replay` or `evaluate` specification."""
+    import tensorflow as tf
+    config = tf.ConfigProto(device_count={'CPU': cpus, 'GPU': 0},
+                            intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    return (tf, _import_originals(spec['original_dir'], spec['modules']),
+            np.load(spec['batches']), config)
+
+
+def _placeholders(tf, batches):
+    """The (images, labels) placeholders of one batch of `batches`."""
+    return tuple(tf.placeholder(tf.as_dtype(batches[name].dtype), batches[name].shape)
+                 for name in ('images_0', 'labels_0'))
+
+
 def replay(spec):
     """Trains an original's towers as the TF1 multi-GPU tutorials' `train()` did, on given
-    batches from given initial values, and measures each step.
+    batches from given initial values, measuring each step: on `num_towers` CPU devices, one
+    thread per pool, a float32 global step, `exponential_decay` of `learning_rate`, gradient
+    descent, for each device i in `tf.device('/cpu:i')` and name scope '<tower_name>_i' the
+    original's `tower_loss` on rows [i*b, (i+1)*b) and `compute_gradients`, its
+    `average_gradients` on '/cpu:0', the update grouped with its trainable variables'
+    `ExponentialMovingAverage(moving_average_decay, global_step)`.
 
-    On `num_towers` CPU devices with one intra-op and one inter-op thread: a float32 global
-    step, `exponential_decay` of `learning_rate`, gradient descent, for each device i in
-    `tf.device('/cpu:i')` and name scope '<tower_name>_i' the original's `tower_loss` on rows
-    [i*b, (i+1)*b) and `compute_gradients`, the original's `average_gradients` on '/cpu:0', the
-    update grouped with `ExponentialMovingAverage(moving_average_decay, global_step)` of the
-    trainable variables.
-
-    Args:
-      spec: a dict: 'original_dir', 'modules' (import order), 'tower_loss' and
-        'average_gradients' ('module.function'), 'tower_name', 'num_towers', 'steps',
-        'learning_rate' ('initial', 'decay_steps', 'decay_factor'; staircase),
-        'moving_average_decay', 'batches' (an .npz of 'images_<step>', 'labels_<step>'),
-        'initial' (an .npz of values by variable name, every global variable but the global
-        step), 'checkpoint' (a prefix to save after the last step, or None), 'out' (JSON).
-
-    Writes to 'out': 'tower_losses_per_step', 'step0_averaged_grad_l2_norms' and
-    'final_abs_sums' by variable name, and 'tensorflow'.
+    `spec`: 'original_dir', 'modules' (import order), 'tower_loss' and 'average_gradients'
+    ('module.function'), 'tower_name', 'num_towers', 'steps', 'learning_rate' ('initial',
+    'decay_steps', 'decay_factor'; staircase), 'moving_average_decay', 'batches' (an .npz of
+    'images_<step>', 'labels_<step>'), 'initial' (an .npz of every global variable's value but
+    the global step's), 'checkpoint' (a prefix to save after the last step, or None), 'out'
+    (JSON), where it writes 'tower_losses_per_step', 'step0_averaged_grad_l2_norms',
+    'final_abs_sums' by variable name and 'tensorflow'.
     """
-    import tensorflow as tf
-    modules = _import_originals(spec['original_dir'], spec['modules'])
+    towers, rate = spec['num_towers'], spec['learning_rate']
+    tf, modules, batches, config = _job(spec, towers)
     tower_loss = _function(modules, spec['tower_loss'])
     average_gradients = _function(modules, spec['average_gradients'])
-    towers, rate = spec['num_towers'], spec['learning_rate']
-    batches, initial = np.load(spec['batches']), np.load(spec['initial'])
-    config = tf.ConfigProto(device_count={'CPU': towers, 'GPU': 0},
-                            intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    initial = np.load(spec['initial'])
     with tf.Graph().as_default():
-        images = tf.placeholder(tf.float32, batches['images_0'].shape)
-        labels = tf.placeholder(tf.as_dtype(batches['labels_0'].dtype), batches['labels_0'].shape)
+        images, labels = _placeholders(tf, batches)
         global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
                                       trainable=False)
         optimizer = tf.train.GradientDescentOptimizer(tf.train.exponential_decay(
@@ -355,12 +347,45 @@ def replay(spec):
                                       for name, value in final.items()}}, f)
 
 
+def evaluate(spec):
+    """Evaluates a checkpoint's moving averages with an original's network as the TF1
+    tutorials did (`inference`, `in_top_k` of 1, `ExponentialMovingAverage(moving_average_decay)
+    .variables_to_restore()`), on one CPU, one thread per pool. `spec`: 'original_dir',
+    'modules', 'inference' ('module.function'), 'moving_average_decay', 'checkpoint', 'batches'
+    (an .npz of 'images_<i>', 'labels_<i>'), 'out' (JSON), where it writes 'true_count',
+    'precision_at_1', 'abs_logit_sums' (per batch) and 'tensorflow'."""
+    tf, modules, batches, config = _job(spec, 1)
+    count = len([name for name in batches.files if name.startswith('images_')])
+    with tf.Graph().as_default():
+        images, labels = _placeholders(tf, batches)
+        logits = _function(modules, spec['inference'])(images)
+        in_top_1 = tf.nn.in_top_k(logits, labels, 1)
+        saver = tf.train.Saver(tf.train.ExponentialMovingAverage(
+            spec['moving_average_decay']).variables_to_restore())
+        true_count, sums = 0, []
+        with tf.Session(config=config) as session:
+            saver.restore(session, spec['checkpoint'])
+            for index in range(count):
+                values, hits = session.run([logits, in_top_1], {
+                    images: batches['images_%d' % index], labels: batches['labels_%d' % index]})
+                true_count += int(hits.sum())
+                sums.append(float(np.abs(values).sum()))
+    with open(spec['out'], 'w') as f:
+        json.dump({'tensorflow': tf.__version__, 'true_count': true_count,
+                   'precision_at_1': true_count / float(count * len(batches['labels_0'])),
+                   'abs_logit_sums': sums}, f)
+
+
+_JOBS = {'--replay': replay, '--evaluate': evaluate}
+
+
 def main(argv):
     """`probe.py SCRIPT [FLAGS...]`: runs SCRIPT as `__main__` as `python SCRIPT` would, with
-    the probe installed; `probe.py --replay SPEC.json`: `replay`."""
-    if argv[:1] == ['--replay']:
+    the probe installed; `probe.py --replay SPEC.json` and `--evaluate SPEC.json`: `replay`
+    and `evaluate`."""
+    if argv[:1] and argv[0] in _JOBS:
         with open(argv[1]) as f:
-            return replay(json.load(f))
+            return _JOBS[argv[0]](json.load(f))
     script = os.path.abspath(argv[0])
     sys.argv = [argv[0]] + list(argv[1:])
     sys.path[0] = os.path.dirname(script)

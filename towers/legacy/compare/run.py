@@ -26,16 +26,11 @@ def _folder(given):
     """The comparison's folder: `given` (new or empty), else a new one in the temporary
     folder."""
     if not given:
-        return os.path.realpath(tempfile.mkdtemp(prefix="towers-compare-"))
+        return os.path.realpath(tempfile.mkdtemp(prefix='towers-compare-'))
     if os.path.isdir(given) and os.listdir(given):
         raise TowersError('--compare_dir %s is not empty: give a new or empty folder' % given)
     os.makedirs(given, exist_ok=True)
     return os.path.realpath(given)
-
-
-def _last_line(side):
-    lines = [line for line in side.output.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else '(no output)'
 
 
 def compare(options, script, script_argv, runner_options):
@@ -49,8 +44,8 @@ def compare(options, script, script_argv, runner_options):
     root = _folder(options.compare_dir)
     working = os.getcwd()
     shown = ' '.join([script] + list(script_argv))
-    tf1_side = sides.Side('tf1', [python, os.path.abspath(probe.__file__), script] + list(script_argv),
-                          _environment('tf1'))
+    tf1_side = sides.Side('tf1', [python, os.path.abspath(probe.__file__), script]
+                          + list(script_argv), _environment('tf1'))
     runner_side = sides.Side('runner', [sys.executable, '-m', 'towers.legacy']
                              + runner_options + [script] + list(script_argv),
                              _environment('runner', initial_from='tf1'))
@@ -61,7 +56,7 @@ def compare(options, script, script_argv, runner_options):
     if tf1_side.returncode != 0:
         raise TowersError('%s failed on TensorFlow 1.15 (exit status %d), nothing to compare: '
                           '%s (its output: %s)' % (script, tf1_side.returncode,
-                                                   _last_line(tf1_side),
+                                                   tf1_side.last_line(),
                                                    os.path.join(tf1_side.folder(root),
                                                                 'output.log')))
     print('towers-legacy --compare_tf1: %s under the runner, from the %d variables TF 1.15 '
@@ -92,7 +87,7 @@ def compare(options, script, script_argv, runner_options):
                                           shown, runner_record['loaded']))
     if runner_side.returncode:
         print('the runner\'s run failed (exit status %d): %s'
-              % (runner_side.returncode, _last_line(runner_side)))
+              % (runner_side.returncode, runner_side.last_line()))
     for line in report.lines(found):
         print(line)
     print('report: %s; both runs\' files and output: %s' % (path, root))

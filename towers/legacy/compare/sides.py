@@ -41,6 +41,11 @@ class Side(object):
     def folder(self, root):
         return os.path.join(root, self.name)
 
+    def last_line(self):
+        """The last non-blank line of its output, for an error that quotes it."""
+        lines = [line for line in self.output.splitlines() if line.strip()]
+        return lines[-1] if lines else '(no output)'
+
 
 def overlaid_folders(working_folder):
     """The folders a side's writes are kept apart in: '/tmp', '/var/tmp', the home folder and

@@ -73,14 +73,14 @@ def cache_folder():
         os.path.expanduser('~'), '.cache', 'towers', 'tf%s-py3.7' % VERSION)
 
 
-def python(given=None, cache=None, log=sys.stderr):
+def python(given=None, cache=None, log=None):
     """The Python 3.7 that imports TensorFlow 1.15: `find_python(given)` when it does, else
     the cached environment's, made first if need be.
 
     Args:
       given: a Python 3.7 the user named, or None.
       cache: the environment's folder (default `cache_folder()`).
-      log: where the making of the environment is told.
+      log: where the making of the environment is told (default: stderr).
 
     Raises:
       TowersError: no Python 3.7, or the installation failed (pip's last line quoted).
@@ -94,7 +94,7 @@ def python(given=None, cache=None, log=sys.stderr):
     if os.path.isfile(os.path.join(folder, _MARKER)) and os.path.isfile(made):
         return made
     print('towers-legacy: installing TensorFlow %s into %s (once)' % (VERSION, folder),
-          file=log, flush=True)
+          file=log or sys.stderr, flush=True)
     parent = os.path.dirname(os.path.abspath(folder))
     os.makedirs(parent, exist_ok=True)
 
@@ -115,24 +115,26 @@ def environment():
     return {key: value for key, value in os.environ.items() if key != 'TF2_BEHAVIOR'}
 
 
-def replay(python, spec, folder):
-    """Runs `towers.legacy.compare.probe.replay(spec)` on TF 1.15 and returns what it wrote.
+def run_job(python, job, spec, folder):
+    """Runs `towers.legacy.compare.probe`'s `job` ('replay' or 'evaluate') of `spec` on TF 1.15
+    and returns what it wrote.
 
     Args:
       python: a Python that imports TF 1.15 (`python()`).
-      spec: the replay's dict, without 'out'.
-      folder: an existing folder for its specification, answer and output.
+      job: 'replay' or 'evaluate'.
+      spec: the job's dict, without 'out'.
+      folder: an existing folder for its specification, answer and output ('<job>*').
 
     Raises:
-      TowersError: the replay failed on TF 1.15 (its last line quoted, its output kept).
+      TowersError: the job failed on TF 1.15 (its last line quoted, its output kept).
     """
     from towers.legacy.compare import probe
-    spec = dict(spec, out=os.path.join(folder, 'replay.json'))
-    files.write_json(os.path.join(folder, 'replay_spec.json'), spec)
-    log_path = os.path.join(folder, 'replay.log')
+    spec = dict(spec, out=os.path.join(folder, job + '.json'))
+    files.write_json(os.path.join(folder, job + '_spec.json'), spec)
+    log_path = os.path.join(folder, job + '.log')
     with open(log_path, 'w') as log:
-        done = subprocess.run([python, probe.__file__, '--replay',
-                               os.path.join(folder, 'replay_spec.json')],
+        done = subprocess.run([python, probe.__file__, '--' + job,
+                               os.path.join(folder, job + '_spec.json')],
                               stdout=log, stderr=subprocess.STDOUT, env=environment())
     if done.returncode != 0:
         with open(log_path, errors='replace') as log:

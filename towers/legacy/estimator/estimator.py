@@ -71,6 +71,9 @@ class Estimator:
         self._warm_start = warm_start_settings(warm_start_from)
         self._train_input_fn = None
         self._placement = None
+        # The step timing of the last `train` (`towers.training.loop.train`'s), which TF 1.x's
+        # Estimator did not keep: for `towers.benchmarks.estimator`.
+        self._training_timing = None
         self._train_devices = distribute.replica_devices(config.train_distribute,
                                                          'train_distribute')
         self._eval_devices = distribute.replica_devices(config.eval_distribute,
@@ -238,7 +241,7 @@ class Estimator:
                     step_hooks.append(lambda steps_done: calls.StepRateHook(
                         steps_done, config.log_step_count_steps, writer))
             tf.gfile.MakeDirs(self._model_dir)
-            training_loop.train(
+            self._training_timing = training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
                 examples_per_step, num_towers=len(placement.replica_devices or ()) or 1,
                 config=placement.session_config,
@@ -248,7 +251,7 @@ class Estimator:
                 save_checkpoint_steps=config.save_checkpoints_steps, master=placement.master,
                 is_chief=placement.is_chief, hooks=train_hooks, scaffold=scaffold,
                 saving_listeners=listeners, save_initial_checkpoint=True, steps=steps,
-                step_hooks=step_hooks, as_tf1_estimator=True)
+                step_hooks=step_hooks, as_tf1_estimator=True).timing
         return final.loss
 
     def _training_spec(self, input_fn, placement):
