@@ -30,6 +30,20 @@ WORKER_JOB = 'worker'
 _COMMENT = ('#', '//')
 
 
+def leading_options(argv, value_options):
+    """The tokens of `argv` before its first positional argument (or '--'), as a launcher reads
+    its own options before the program it runs: each of `value_options` takes the next token as
+    its value.
+
+    Returns:
+      The list of those tokens.
+    """
+    index = 0
+    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
+        index += 2 if argv[index] in value_options else 1
+    return argv[:index]
+
+
 class FlagError(TowersError):
     """A flag's value is malformed, a flag is unknown, or a flag file cannot be read."""
 

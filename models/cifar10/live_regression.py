@@ -80,6 +80,22 @@ def measure_original_run(originals, run, checkpoint=None):
                        _original_decay_steps(originals, run['num_towers']), checkpoint))
 
 
+def _save_batches(path, steps, size, seed):
+    """Writes `batch(step, size, seed)` of each of `steps` to the .npz `path`, as 'images_<i>'
+    and 'labels_<i>' by position, for a job of `towers.legacy.compare.probe`."""
+    batches = {}
+    for index, step in enumerate(steps):
+        batches['images_%d' % index], batches['labels_%d' % index] = batch(step, size, seed)
+    np.savez(path, **batches)
+
+
+def _original_job(originals, folder, batches):
+    """What every `towers.legacy.compare.probe` job of the original is given: its folder, its
+    modules and the batches' file."""
+    return {'original_dir': os.path.dirname(os.path.abspath(originals['cifar10'].__file__)),
+            'modules': list(ORIGINAL_MODULES), 'batches': os.path.join(folder, batches)}
+
+
 def measure_original_run_on_tf1(originals, run, python, folder, checkpoint=None):
     """`measure_original_run` on real TensorFlow 1.15: the original's own `tower_loss` and
     `average_gradients`, its constants, the same batches and initial values, replayed by
@@ -92,24 +108,19 @@ def measure_original_run_on_tf1(originals, run, python, folder, checkpoint=None)
     """
     from towers.legacy.compare import tf1
     cifar10, num_towers, seed = originals['cifar10'], run['num_towers'], run['seed']
-    batches = {}
-    for step in range(run['steps']):
-        batches['images_%d' % step], batches['labels_%d' % step] = batch(
-            step, TOWER_BATCH * num_towers, seed)
-    np.savez(os.path.join(folder, 'batches.npz'), **batches)
+    _save_batches(os.path.join(folder, 'batches.npz'), range(run['steps']),
+                  TOWER_BATCH * num_towers, seed)
     np.savez(os.path.join(folder, 'initial.npz'), **initial_values(seed))
     decay_steps = _original_decay_steps(originals, num_towers)
-    measured = tf1.run_job(python, 'replay', {
-        'original_dir': os.path.dirname(os.path.abspath(cifar10.__file__)),
-        'modules': list(ORIGINAL_MODULES),
-        'tower_loss': 'cifar10_multi_gpu_train.tower_loss',
-        'average_gradients': 'cifar10_multi_gpu_train.average_gradients',
-        'tower_name': cifar10.TOWER_NAME, 'num_towers': num_towers, 'steps': run['steps'],
-        'learning_rate': {'initial': cifar10.INITIAL_LEARNING_RATE, 'decay_steps': decay_steps,
-                          'decay_factor': cifar10.LEARNING_RATE_DECAY_FACTOR},
-        'moving_average_decay': cifar10.MOVING_AVERAGE_DECAY,
-        'batches': os.path.join(folder, 'batches.npz'),
-        'initial': os.path.join(folder, 'initial.npz'), 'checkpoint': checkpoint}, folder)
+    measured = tf1.run_job(python, 'replay', dict(
+        _original_job(originals, folder, 'batches.npz'),
+        tower_loss='cifar10_multi_gpu_train.tower_loss',
+        average_gradients='cifar10_multi_gpu_train.average_gradients',
+        tower_name=cifar10.TOWER_NAME, num_towers=num_towers, steps=run['steps'],
+        learning_rate={'initial': cifar10.INITIAL_LEARNING_RATE, 'decay_steps': decay_steps,
+                       'decay_factor': cifar10.LEARNING_RATE_DECAY_FACTOR},
+        moving_average_decay=cifar10.MOVING_AVERAGE_DECAY,
+        initial=os.path.join(folder, 'initial.npz'), checkpoint=checkpoint), folder)
     return {'learning_rate_decay_steps': decay_steps,
             'tower_losses_per_step': measured['tower_losses_per_step'],
             'step0_averaged_grad_l2_norms': measured['step0_averaged_grad_l2_norms'],
@@ -126,17 +137,13 @@ def measure_original_evaluation_on_tf1(originals, golden, checkpoint, python, fo
       folder: an existing folder for the batches and the job's files.
     """
     from towers.legacy.compare import tf1
-    batches = {}
-    for index, step in enumerate(golden['eval_steps']):
-        batches['images_%d' % index], batches['labels_%d' % index] = batch(
-            step, golden['batch'], golden['seed'])
-    np.savez(os.path.join(folder, 'evaluation_batches.npz'), **batches)
-    cifar10 = originals['cifar10']
-    measured = tf1.run_job(python, 'evaluate', {
-        'original_dir': os.path.dirname(os.path.abspath(cifar10.__file__)),
-        'modules': list(ORIGINAL_MODULES), 'inference': 'cifar10.inference',
-        'moving_average_decay': cifar10.MOVING_AVERAGE_DECAY, 'checkpoint': checkpoint,
-        'batches': os.path.join(folder, 'evaluation_batches.npz')}, folder)
+    _save_batches(os.path.join(folder, 'evaluation_batches.npz'), golden['eval_steps'],
+                  golden['batch'], golden['seed'])
+    measured = tf1.run_job(python, 'evaluate', dict(
+        _original_job(originals, folder, 'evaluation_batches.npz'),
+        inference='cifar10.inference',
+        moving_average_decay=originals['cifar10'].MOVING_AVERAGE_DECAY, checkpoint=checkpoint),
+        folder)
     return {key: measured[key] for key in ('true_count', 'precision_at_1', 'abs_logit_sums')}
 
 

@@ -16,14 +16,12 @@ quartiles).
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 
 import numpy as np
 
 from towers import bars
 from towers.errors import TowersError
-from towers.files import read_json
 from towers.legacy.compare import probe, sides, tf1
 
 TF1, RUNNER, PORT = 'TF 1.15', 'runner', 'port'
@@ -41,14 +39,13 @@ def add_flags(parser):
                         'as towers-legacy --compare_tf1 finds it).')
 
 
-def _median_step(way, side, root, warmup_steps):
-    """The median step seconds of a finished run of `way`, after its first `warmup_steps`."""
-    shown = ' '.join(os.path.basename(part) for part in side.command[1:4])
+def _median_step(way, shown, side, root, warmup_steps):
+    """The median step seconds of a finished run of `way` (`shown`: its script and flags), after
+    its first `warmup_steps`."""
     if side.returncode != 0:
         raise TowersError('%s failed (%s, exit status %d): %s'
                           % (shown, way, side.returncode, side.last_line()))
-    record = os.path.join(side.folder(root), 'probe.json')
-    seconds = read_json(record, 'the probe\'s record').get('step_seconds', [])[warmup_steps:]
+    seconds = probe.read_record(side.folder(root))['step_seconds'][warmup_steps:]
     if not seconds:
         raise TowersError('%s made no more than %d steps (%s): give it more steps (its flags)'
                           % (shown, warmup_steps, way))
@@ -71,21 +68,22 @@ def run(program, flags, repeats, warmup_steps, python, port=None, port_flags=())
     Raises:
       TowersError: a run failed (its last line quoted) or made too few steps.
     """
-    ways = [(TF1, [python, os.path.abspath(probe.__file__), program] + list(flags)),
-            (RUNNER, [sys.executable, '-m', 'towers.legacy', program] + list(flags))]
+    ways = [(TF1, program, flags, sides.tf1_command(python, program, flags)),
+            (RUNNER, program, flags, sides.runner_command(program, flags))]
     if port:
-        ways.append((PORT, [sys.executable, '-m', 'towers.legacy', port] + list(port_flags)))
+        ways.append((PORT, port, port_flags, sides.runner_command(port, port_flags)))
     environment = tf1.environment()
-    medians = {way: [] for way, _ in ways}
+    medians = {way[0]: [] for way in ways}
     with bars.bar(repeats * len(ways), 'rounds in turns', 'runs') as progress:
         for _ in range(repeats):
-            for way, command in ways:
+            for way, script, script_flags, command in ways:
                 root = os.path.realpath(tempfile.mkdtemp(prefix='benchmark_tf1_'))
                 try:
                     side = sides.Side('run', command,
                                       dict(environment, **{probe.OUT: '{root}/run'}))
                     sides.run(side, root, os.getcwd())
-                    medians[way].append(_median_step(way, side, root, warmup_steps))
+                    shown = ' '.join([os.path.basename(script)] + list(script_flags))
+                    medians[way].append(_median_step(way, shown, side, root, warmup_steps))
                 finally:
                     shutil.rmtree(root, ignore_errors=True)
                 progress.update()

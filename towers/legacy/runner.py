@@ -26,7 +26,7 @@ import types
 from towers import cli
 from towers.compat import tf
 from towers.errors import EXIT_ERROR, TowersError
-from towers.flags import FlagError, FlagParser, positive_int
+from towers.flags import FlagError, FlagParser, leading_options, positive_int
 from towers.legacy import check, determinism, devices, program, shim
 from towers.legacy.compare import probe
 from towers.legacy.contrib import provided_markdown
@@ -58,10 +58,8 @@ def parse_command(argv):
     Raises:
       FlagError: a bad option, or no script.
     """
-    index = 0
-    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
-        index += 2 if argv[index] in _OPTIONS_WITH_VALUE else 1
-    options_argv = argv[:index]
+    options_argv = leading_options(argv, _OPTIONS_WITH_VALUE)
+    index = len(options_argv)
     if index < len(argv) and argv[index] == '--':
         index += 1
     parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],

@@ -19,7 +19,7 @@ option, no Python 3.7, the program failed on TF 1.15, nothing to compare).
 import os
 import sys
 
-from towers.flags import FlagError, FlagParser
+from towers.flags import FlagError, FlagParser, leading_options
 from towers.flag_types import non_negative_float, positive_int
 
 OPTION = '--compare_tf1'
@@ -38,9 +38,7 @@ def is_command(argv):
 
 def _options(argv):
     """(options before the script, the rest)."""
-    index = 0
-    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
-        index += 2 if argv[index].split('=')[0] in _WITH_VALUE and '=' not in argv[index] else 1
+    index = len(leading_options(argv, _WITH_VALUE))
     if index < len(argv) and argv[index] == '--':
         return argv[:index], argv[index + 1:]
     return argv[:index], argv[index:]

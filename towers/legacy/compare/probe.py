@@ -24,6 +24,7 @@ TF 1.15, for a regression of a port against its original: the original's towers 
 given batches from given values (`replay`), a checkpoint evaluated by its network (`evaluate`).
 """
 import atexit
+import functools
 import json
 import os
 import runpy
@@ -51,12 +52,9 @@ class Probe(object):
         self._checks = weakref.WeakKeyDictionary()     # graph -> (variables, op)
         self._last_runs = weakref.WeakKeyDictionary()   # session -> its last run's number
         self._runs = 0
-        # Held while the probe itself runs a session (also the run calls that makes): a run
-        # then, from this thread or a queue runner's, is the program's, left unprobed.
+        # Held while the probe runs a session itself: other runs then are left unprobed.
         self._lock = threading.Lock()
-        self._record = {'tensorflow': None, 'loaded': 0, 'not_loaded': [], 'shape_differs': [],
-                        'seeds_keyed': 0, 'shuffles_fixed': 0, 'initial_names': [],
-                        'final_names': []}
+        self._record = _new_record()
         self._scope_counts = weakref.WeakKeyDictionary()   # graph -> {scope: count}
         self._started = weakref.WeakSet()   # graphs whose variables were all initialized
         self._first = {}          # name -> value when first found initialized, in any graph
@@ -93,8 +91,7 @@ class Probe(object):
             probe._last_runs.pop(session, None)
             close(session)
 
-        def keyed_seed(op_seed):
-            return probe._seed(get_seed, op_seed)
+        keyed_seed = functools.partial(self._seed, get_seed)
         base.run, base.close, random_seed.get_seed = probed_run, probed_close, keyed_seed
         self._fix_shuffles()
         atexit.register(self.finish)
@@ -202,14 +199,16 @@ class Probe(object):
         for kind, values in (('initial', self._first), ('final', final)):
             if values:
                 self._record[kind + '_names'] = list(values)
-                _write_values(self._out, kind, list(values.values()))
+                np.savez(os.path.join(self._out, kind + '.npz'), **{
+                    'v%d' % index: np.asarray(value)
+                    for index, value in enumerate(values.values())})
         with open(os.path.join(self._out, 'probe.json'), 'w') as f:
             json.dump(self._record, f, indent=1, sort_keys=True)
 
 
 def _fetch_key(fetches):
-    """What a run fetches, as a hashable value of names: the training step is the run a
-    program makes most often with the same fetches."""
+    """What a run fetches, as a hashable value of names (the training step's run is the most
+    frequent)."""
     if isinstance(fetches, (list, tuple)):
         return tuple(_fetch_key(fetch) for fetch in fetches)
     if isinstance(fetches, dict):
@@ -217,18 +216,23 @@ def _fetch_key(fetches):
     return getattr(fetches, 'name', None) or type(fetches).__name__
 
 
-def _write_values(out, kind, values):
-    np.savez(os.path.join(out, kind + '.npz'),
-             **{'v%d' % index: np.asarray(value) for index, value in enumerate(values)})
+def _new_record():
+    return dict(tensorflow=None, loaded=0, not_loaded=[], shape_differs=[], seeds_keyed=0,
+                shuffles_fixed=0, initial_names=[], final_names=[], step_seconds=[])
+
+
+def read_record(folder):
+    """The record ('probe.json') a side wrote into `folder`, or an empty one if it wrote none."""
+    record, path = _new_record(), os.path.join(folder, 'probe.json')
+    if os.path.isfile(path):
+        with open(path) as f:
+            record.update(json.load(f))
+    return record
 
 
 def read_values(folder, kind):
     """name -> value of the records `kind` ('initial' or 'final') in `folder`; {} if none."""
-    record = os.path.join(folder, 'probe.json')
-    if not os.path.isfile(record):
-        return {}
-    with open(record) as f:
-        names = json.load(f)[kind + '_names']
+    names = read_record(folder)[kind + '_names']
     if not names:
         return {}
     with np.load(os.path.join(folder, kind + '.npz')) as values:
@@ -242,8 +246,8 @@ def install_from_environment():
 
 
 def _import_originals(folder, names):
-    """The original's modules by name, imported from `folder` with no command-line arguments
-    (some versions parse `sys.argv` on import) and their absl flags parsed the same way."""
+    """`towers.legacy.shim.import_originals` for TF 1.15: the original's modules by name, from
+    `folder`, imported and their absl flags parsed with no command-line arguments."""
     import importlib
     import tensorflow as tf
     sys.path.insert(0, folder)
@@ -257,19 +261,18 @@ def _import_originals(folder, names):
     return modules
 
 
-def _function(modules, dotted):
-    module, name = dotted.rsplit('.', 1)
-    return getattr(modules[module], name)
-
-
 def _job(spec, cpus):
-    """(tf, the original's modules, the batches, a session config of `cpus` CPU devices and one
-    thread per pool) of a `replay` or `evaluate` specification."""
+    """(tf, the original's function by 'module.name', the batches, a config of `cpus` CPU
+    devices, one thread per pool) of a `replay` or `evaluate` specification."""
     import tensorflow as tf
     config = tf.ConfigProto(device_count={'CPU': cpus, 'GPU': 0},
                             intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
-    return (tf, _import_originals(spec['original_dir'], spec['modules']),
-            np.load(spec['batches']), config)
+    modules = _import_originals(spec['original_dir'], spec['modules'])
+
+    def function(dotted):
+        module, name = dotted.rsplit('.', 1)
+        return getattr(modules[module], name)
+    return tf, function, np.load(spec['batches']), config
 
 
 def _placeholders(tf, batches):
@@ -296,9 +299,9 @@ def replay(spec):
     'final_abs_sums' by variable name and 'tensorflow'.
     """
     towers, rate = spec['num_towers'], spec['learning_rate']
-    tf, modules, batches, config = _job(spec, towers)
-    tower_loss = _function(modules, spec['tower_loss'])
-    average_gradients = _function(modules, spec['average_gradients'])
+    tf, function, batches, config = _job(spec, towers)
+    tower_loss = function(spec['tower_loss'])
+    average_gradients = function(spec['average_gradients'])
     initial = np.load(spec['initial'])
     with tf.Graph().as_default():
         images, labels = _placeholders(tf, batches)
@@ -354,11 +357,11 @@ def evaluate(spec):
     'modules', 'inference' ('module.function'), 'moving_average_decay', 'checkpoint', 'batches'
     (an .npz of 'images_<i>', 'labels_<i>'), 'out' (JSON), where it writes 'true_count',
     'precision_at_1', 'abs_logit_sums' (per batch) and 'tensorflow'."""
-    tf, modules, batches, config = _job(spec, 1)
+    tf, function, batches, config = _job(spec, 1)
     count = len([name for name in batches.files if name.startswith('images_')])
     with tf.Graph().as_default():
         images, labels = _placeholders(tf, batches)
-        logits = _function(modules, spec['inference'])(images)
+        logits = function(spec['inference'])(images)
         in_top_1 = tf.nn.in_top_k(logits, labels, 1)
         saver = tf.train.Saver(tf.train.ExponentialMovingAverage(
             spec['moving_average_decay']).variables_to_restore())

@@ -44,15 +44,15 @@ def compare(options, script, script_argv, runner_options):
     root = _folder(options.compare_dir)
     working = os.getcwd()
     shown = ' '.join([script] + list(script_argv))
-    tf1_side = sides.Side('tf1', [python, os.path.abspath(probe.__file__), script]
-                          + list(script_argv), _environment('tf1'))
-    runner_side = sides.Side('runner', [sys.executable, '-m', 'towers.legacy']
-                             + runner_options + [script] + list(script_argv),
+    tf1_side = sides.Side('tf1', sides.tf1_command(python, script, script_argv),
+                          _environment('tf1'))
+    runner_side = sides.Side('runner',
+                             sides.runner_command(script, script_argv, runner_options),
                              _environment('runner', initial_from='tf1'))
     print('towers-legacy --compare_tf1: %s on TensorFlow %s (%s) ...'
           % (shown, tf1.VERSION, python), file=sys.stderr, flush=True)
     sides.run(tf1_side, root, working)
-    tf1_record = _record(tf1_side, root)
+    tf1_record = probe.read_record(tf1_side.folder(root))
     if tf1_side.returncode != 0:
         raise TowersError('%s failed on TensorFlow 1.15 (exit status %d), nothing to compare: '
                           '%s (its output: %s)' % (script, tf1_side.returncode,
@@ -63,7 +63,7 @@ def compare(options, script, script_argv, runner_options):
           'initialized ...' % (shown, len(tf1_record['initial_names'])),
           file=sys.stderr, flush=True)
     sides.run(runner_side, root, working)
-    runner_record = _record(runner_side, root)
+    runner_record = probe.read_record(runner_side.folder(root))
     found = report.build(tf1_side, runner_side, root, options.compare_rtol,
                          options.compare_atol)
     if not found['scalars'] and not found['variables']['compared'] and not (
@@ -94,11 +94,3 @@ def compare(options, script, script_argv, runner_options):
     return EXIT_EQUAL if found['verdict'] == 'equal' else EXIT_DIFFER
 
 
-def _record(side, root):
-    """The side's probe record (`probe.json`), or an empty one when it wrote none."""
-    record = {'tensorflow': None, 'loaded': 0, 'not_loaded': [], 'shape_differs': [],
-              'seeds_keyed': 0, 'shuffles_fixed': 0, 'initial_names': [], 'final_names': []}
-    path = os.path.join(side.folder(root), 'probe.json')
-    if os.path.isfile(path):
-        record.update(files.read_json(path, 'the probe\'s record'))
-    return record

@@ -14,11 +14,29 @@ new folders and all files can.
 import os
 import shlex
 import subprocess
+import sys
 
 from towers.errors import TowersError
+from towers.legacy.compare import probe
 
 _NOT_LISTED = ('__pycache__',)
 _ISOLATED = 'isolated'
+
+
+def last_line(text):
+    """The last non-blank line of a process's output, for an error that quotes it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else '(no output)'
+
+
+def tf1_command(python, script, argv):
+    """The command of a script's run on TensorFlow 1.15, with the probe (`python`: TF 1.15's)."""
+    return [python, os.path.abspath(probe.__file__), script] + list(argv)
+
+
+def runner_command(script, argv, runner_options=()):
+    """The command of a script's run under the runner (`towers-legacy`)."""
+    return [sys.executable, '-m', 'towers.legacy'] + list(runner_options) + [script] + list(argv)
 
 
 class Side(object):
@@ -42,9 +60,7 @@ class Side(object):
         return os.path.join(root, self.name)
 
     def last_line(self):
-        """The last non-blank line of its output, for an error that quotes it."""
-        lines = [line for line in self.output.splitlines() if line.strip()]
-        return lines[-1] if lines else '(no output)'
+        return last_line(self.output)
 
 
 def overlaid_folders(working_folder):
@@ -112,9 +128,9 @@ def run(side, root, working_folder):
     with open(log_path, errors='replace') as log:
         side.output = log.read()
     if not os.path.isfile(os.path.join(side.folder(root), _ISOLATED)):
-        last = (side.output.strip().splitlines() or ['no output'])[-1]
         raise TowersError('cannot keep the runs apart (a user and mount namespace with overlays '
-                          'of %s, Linux 5.11 or later): %s' % (', '.join(folders), last))
+                          'of %s, Linux 5.11 or later): %s' % (', '.join(folders),
+                                                               side.last_line()))
     side.returncode = done.returncode
     side.written = _written(side.folder(root), folders)
 

@@ -16,6 +16,7 @@ import sys
 
 from towers import files
 from towers.errors import TowersError
+from towers.legacy.compare import probe, sides
 
 PYTHON_VARIABLE = 'TOWERS_TF1_PYTHON'
 ENV_VARIABLE = 'TOWERS_TF1_ENV'
@@ -128,7 +129,6 @@ def run_job(python, job, spec, folder):
     Raises:
       TowersError: the job failed on TF 1.15 (its last line quoted, its output kept).
     """
-    from towers.legacy.compare import probe
     spec = dict(spec, out=os.path.join(folder, job + '.json'))
     files.write_json(os.path.join(folder, job + '_spec.json'), spec)
     log_path = os.path.join(folder, job + '.log')
@@ -138,9 +138,9 @@ def run_job(python, job, spec, folder):
                               stdout=log, stderr=subprocess.STDOUT, env=environment())
     if done.returncode != 0:
         with open(log_path, errors='replace') as log:
-            lines = [line for line in log.read().splitlines() if line.strip()] or ['no output']
+            last = sides.last_line(log.read())
         raise TowersError('the original failed on TensorFlow %s (exit status %d): %s (its '
-                          'output: %s)' % (VERSION, done.returncode, lines[-1], log_path))
+                          'output: %s)' % (VERSION, done.returncode, last, log_path))
     with open(spec['out']) as f:
         return json.load(f)
 
@@ -148,6 +148,6 @@ def run_job(python, job, spec, folder):
 def _step(command, folder):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        lines = (done.stderr or done.stdout).strip().splitlines() or ['(no output)']
         raise TowersError('cannot install TensorFlow %s into %s: `%s` failed: %s'
-                          % (VERSION, folder, ' '.join(command[-3:]), lines[-1]))
+                          % (VERSION, folder, ' '.join(command[-3:]),
+                             sides.last_line(done.stderr or done.stdout)))

@@ -67,11 +67,7 @@ def is_command(argv):
 
 def _runner_part(argv):
     """The runner's options of `argv`: its tokens before the script."""
-    index = 0
-    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
-        takes_value = argv[index] in RUNNER_VALUE_OPTIONS + LAUNCH_VALUE_OPTIONS
-        index += 2 if takes_value else 1
-    return argv[:index]
+    return flags.leading_options(argv, RUNNER_VALUE_OPTIONS + LAUNCH_VALUE_OPTIONS)
 
 
 class Job:
