@@ -45,6 +45,22 @@ def test_a_name_from_imported_from_a_missing_piece_fails_where_it_is_called():
         estimator(model_fn=None)
 
 
+def test_subclassing_a_name_from_imported_from_a_missing_piece_fails_with_the_same_line():
+    base = contrib.Contrib(Usage()).resolve('tensorflow.contrib.quantize.Helper')
+    with pytest.raises(LegacyError, match=r"^tf\.contrib\.quantize\.Helper is not available: "
+                                          r".*Model Optimization Toolkit"):
+        class Subclass(base):  # pylint: disable=unused-variable
+            pass
+
+
+def test_framework_gives_tf1s_nest_and_the_name_scope_where_it_is_called():
+    framework = contrib.Contrib(Usage()).root.framework
+    assert framework.nest.is_sequence([1]) and not framework.nest.is_sequence(1)
+    assert framework.nest.map_structure(lambda x: x * 2, (1, [2])) == (2, [4])
+    with tf.Graph().as_default(), tf.name_scope('outer'), tf.name_scope('inner'):
+        assert framework.get_name_scope() == 'outer/inner'
+
+
 def test_a_name_that_was_never_a_contrib_piece_is_an_attribute_error():
     assert not hasattr(contrib.Contrib(Usage()).root, 'no_such_piece')
 

@@ -284,3 +284,30 @@ def test_use_tpu_under_the_runner_is_one_error_line(tmp_path):
     assert len(errors) == 1 and 'Traceback' not in result.stderr, result.stderr
     assert errors[0].startswith('error: %s:' % PROGRAM)
     assert 'TPUEstimator(use_tpu=True): no TPU is provided here' in errors[0]
+
+
+def test_a_host_call_writing_contrib_summaries_writes_them_each_step(tmp_path):
+    """The TPU programs' pattern (BERT's, ResNet's): the host_call makes a
+    `tf.contrib.summary` file writer and records scalars; TF 1.15 wrote host_loss at steps 0-3."""
+    from towers.legacy.contrib import summary
+    logdir = str(tmp_path / 'host')
+
+    def model_fn(features, labels, mode, params):
+        _, loss = network(features, labels)
+        global_step = tf.train.get_global_step()
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step)
+
+        def host_fn(step, host_loss):
+            with summary.create_file_writer(logdir).as_default():
+                with summary.always_record_summaries():
+                    summary.scalar('host_loss', host_loss[0], step=step[0])
+                    return summary.all_summary_ops()
+
+        return tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=(
+            host_fn, [tf.reshape(global_step, [1]), tf.reshape(loss, [1])]))
+
+    estimator(model_fn, tmp_path).train(input_fn, steps=3)
+    steps = [event.step for path in tf.gfile.Glob(os.path.join(logdir, 'events.*'))
+             for event in tf.train.summary_iterator(path)
+             for value in event.summary.value if value.tag == 'host_loss']
+    assert len(steps) == 3 and set(steps) <= {0, 1, 2, 3}

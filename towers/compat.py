@@ -119,6 +119,32 @@ def _restore_moved_names():
             setattr(module, name, getattr(importlib.import_module(new_module), name))
 
 
+_CONTROL_INPUT_MARK = '_has_manual_control_dependencies'
+
+
+def _mark_control_inputs_once():
+    """Makes TensorFlow mark an op as a manual control input only the first time it is one.
+
+    TensorFlow 2 sets the attribute `_has_manual_control_dependencies` (a count for its MLIR
+    bridge, unknown to TF 1.x) on every op named in `tf.control_dependencies`, each time. A TF1
+    program that makes `tf.global_variables_initializer()` or `tf.tables_initializer()` again
+    on a graph a session has run (tensorflow/nmt does, at each evaluation) re-marks ops that ran,
+    and the C API warns for each that a node was changed after it ran ("will trigger an error in
+    the future"). The mark is already there; setting it again changes nothing."""
+    operation = importlib.import_module('tensorflow.python.framework.ops').Operation
+    set_attr = operation._set_attr  # pylint: disable=protected-access
+
+    def set_attr_once(op, attr_name, attr_value):
+        if attr_name == _CONTROL_INPUT_MARK:
+            try:
+                if op.get_attr(attr_name) == attr_value.b:
+                    return
+            except ValueError:  # not marked yet
+                pass
+        set_attr(op, attr_name, attr_value)
+    operation._set_attr = set_attr_once  # pylint: disable=protected-access
+
+
 def _import_slim(tf_version):
     _alias_legacy_keras_layers(tf_version)
     _restore_moved_names()
@@ -142,11 +168,23 @@ _level = _tf_logger.level
 _tf_logger.setLevel(logging.ERROR)  # disable_v2_behavior logs its own deprecation
 tf.disable_v2_behavior()
 _tf_logger.setLevel(_level)
+_mark_control_inputs_once()
 slim = _import_slim(_tf_root.__version__)
 keras = importlib.import_module('tf_keras')  # checked against TensorFlow by _import_slim
 # The `tf.layers` of TensorFlow 1 (`tf.compat.v1.layers` refuses them under Keras 3): the layers
 # users' programs and tf-slim's batch norm build on, from tf-keras.
 tf_layers = importlib.import_module('tf_keras.legacy_tf_layers')
+
+# TF 1.x's RNN cells as tf-keras keeps them (`tf.nn.rnn_cell` under the runner): `RNNCell`, and
+# `LayerRNNCell`, the base of cells whose layer holds their variables, which its API leaves out.
+rnn_cells = importlib.import_module('tf_keras.src.layers.rnn.legacy_cells')
+
+
+def internal(name):
+    """TensorFlow's private module `tensorflow.python.<name>` ('ops.summary_ops_v2'), for the
+    pieces of TF 1.x written on TensorFlow's own kernels and classes."""
+    return importlib.import_module('tensorflow.python.' + name)
+
 
 TF_VERSION = _tf_root.__version__
 # What TensorFlow still ships of the Estimator it removed in 2.16, for the legacy runner's

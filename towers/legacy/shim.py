@@ -52,7 +52,7 @@ from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy import (devices, examples, keras_datasets, libraries, numpy_aliases,
                            scipy_misc)
-from towers.legacy.contrib import Contrib
+from towers.legacy.contrib import Contrib, framework
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
 from towers.legacy.horovod import Namespace as HorovodNamespace, ranks, watchdog
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
@@ -79,6 +79,7 @@ def install():
     _give_keras_model_to_estimator(usage)
     keras_datasets.install(usage)
     devices.use_tf1_device_spec()
+    framework.install()
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))
     contrib = Contrib(usage)

@@ -12,8 +12,8 @@ import textwrap
 
 from towers.compat import keras, slim, tf
 from towers.legacy import input_data
-from towers.legacy.contrib import (bucketing, extenders, hparam, learn, load_balancing, lookup,
-                                   nccl, nn, replicate, tfprof)
+from towers.legacy.contrib import (bucketing, extenders, framework, hparam, learn,
+                                   load_balancing, lookup, nccl, nn, replicate, tfprof)
 from towers.legacy.contrib import tpu
 from towers.legacy.contrib.learn import datasets as learn_datasets
 
@@ -34,8 +34,8 @@ def _modules(*names):
 
 
 def _framework():
-    return _modules('tf_slim.ops.arg_scope', 'tf_slim.ops.variables')() + [
-        {'nest': tf.nest, 'list_variables': tf.train.list_variables,
+    return _modules('tf_slim.ops.arg_scope', 'tf_slim.ops.variables')() + [framework.NAMES] + [
+        {'list_variables': tf.train.list_variables,
          'load_variable': tf.train.load_variable, 'load_checkpoint': tf.train.load_checkpoint,
          'init_from_checkpoint': tf.train.init_from_checkpoint, 'is_tensor': tf.is_tensor,
          'sort': tf.sort, 'argsort': tf.argsort}]
@@ -62,10 +62,15 @@ def _lookup():
             tf.lookup]
 
 
+_SEQ2SEQ = ('attention_wrapper', 'basic_decoder', 'beam_search_decoder', 'decoder', 'helper',
+            'loss')
+
+
 def _rnn():
-    return [tf.nn.rnn_cell, {'static_rnn': tf.nn.static_rnn,
-                             'static_bidirectional_rnn': tf.nn.static_bidirectional_rnn,
-                             'static_state_saving_rnn': tf.nn.static_state_saving_rnn}]
+    return [importlib.import_module('towers.legacy.contrib.rnn'), tf.nn.rnn_cell,
+            {'static_rnn': tf.nn.static_rnn,
+             'static_bidirectional_rnn': tf.nn.static_bidirectional_rnn,
+             'static_state_saving_rnn': tf.nn.static_state_saving_rnn}]
 
 
 def _deprecated():
@@ -105,14 +110,20 @@ PIECES = {
     'layers': Piece("tf-slim's layers (`group_norm` included), initializers, regularizers, "
                     '`optimize_loss`, `summarize_*`',
                     _modules(*['tf_slim.layers.' + name for name in _LAYERS_MODULES]), None),
-    'framework': Piece("tf-slim's `arg_scope`, `add_arg_scope` and variable helpers; `nest`, "
-                       'checkpoint readers, `sort`', _framework, None),
+    'framework': Piece("tf-slim's `arg_scope`, `add_arg_scope` and variable helpers; TF 1.x's "
+                       '`nest` (`is_sequence`), `get_name_scope`, `smart_cond`, the tensor '
+                       'checks, checkpoint readers, `sort`', _framework, None),
     'data': Piece('`tf.data.experimental` (`shuffle_and_repeat`, `map_and_batch`, ...), '
                   '`batch_and_drop_remainder`', _data, None),
     'lookup': Piece('`index_table_from_tensor`/`_file`, `index_to_string_table_from_*`, '
                     '`HashTable`, `tf.lookup`', _lookup, None),
     'rnn': Piece('`tf.nn.rnn_cell` (`LSTMCell`, ...), `static_rnn`, '
-                 '`static_bidirectional_rnn`', _rnn, None),
+                 '`static_bidirectional_rnn`; TF 1.15\'s `LSTMBlockCell`, `LSTMBlockFusedCell`, '
+                 '`GRUBlockCell(V2)` (its kernels), `LayerNormBasicLSTMCell`, `NASCell`, '
+                 '`UGRNNCell`, `IntersectionRNNCell`, `GLSTMCell`, `PhasedLSTMCell`, '
+                 '`ConvLSTMCell`s, `SRUCell`, the `Ind*` cells, the projection, embedding, '
+                 'attention and highway wrappers, `stack_bidirectional_(dynamic_)rnn`, the fused '
+                 'RNN adaptors', _rnn, None),
     'deprecated': Piece('`scalar_summary`, `histogram_summary`, ... (`tf.summary`)',
                         _deprecated, None),
     'training': Piece('`HParams`, `bucket_by_sequence_length`, `bucket`, '
@@ -150,6 +161,27 @@ PIECES = {
                        lambda: [extenders, {'replicate_model_fn': replicate.replicate_model_fn,
                                             'TowerOptimizer': replicate.TowerOptimizer}],
                        'tf.estimator'),
+    'seq2seq': Piece('TF 1.15\'s attention mechanisms and `AttentionWrapper`, `BasicDecoder`, '
+                     '`BeamSearchDecoder`, `dynamic_decode`, the helpers, `tile_batch`, '
+                     '`sequence_loss`, `gather_tree`, `hardmax`, with TF 1.15\'s variable names',
+                     _modules(*['towers.legacy.contrib.seq2seq.' + name for name in _SEQ2SEQ]),
+                     None),
+    'crf': Piece('`crf_log_likelihood`, `crf_decode`, `viterbi_decode` and the rest of TF '
+                 '1.15\'s CRF', _modules('towers.legacy.contrib.crf'), None),
+    'opt': Piece('TF 1.15\'s `LazyAdamOptimizer`, `AdamWOptimizer`, `MomentumWOptimizer`, '
+                 '`extend_with_decoupled_weight_decay`, `MovingAverageOptimizer`, '
+                 '`NadamOptimizer`, `LARSOptimizer`, `AddSignOptimizer`, `PowerSignOptimizer` '
+                 'and the sign decays, `AdaMaxOptimizer`, `GGTOptimizer`, '
+                 '`RegAdagradOptimizer`, `VariableClippingOptimizer`, '
+                 '`DropStaleGradientOptimizer`, `MultitaskOptimizerWrapper`, '
+                 '`clip_gradients_by_global_norm` (its slot names and updates)',
+                 _modules('towers.legacy.contrib.opt'),
+                 'the optimizers of tf.train or tf.keras.optimizers'),
+    'cudnn_rnn': Piece('`CudnnLSTM`, `CudnnGRU`, `CudnnRNNTanh`, `CudnnRNNRelu` (cuDNN on a '
+                       'GPU, the compatible cells elsewhere, one checkpoint format of canonical '
+                       'weights), the `CudnnCompatible*Cell`s, saveables and converters',
+                       _modules('towers.legacy.contrib.cudnn_rnn'),
+                       'tf.keras.layers.LSTM and GRU, which use cuDNN'),
     'quantize': _missing('the TensorFlow Model Optimization Toolkit (TensorFlow 2 has no '
                          'graph-rewrite quantization)'),
     'checkpoint': _missing('tf.train.Checkpoint'),
@@ -160,8 +192,6 @@ PIECES = {
                                        tf.distribute.cluster_resolver],
                               'tf.distribute.cluster_resolver'),
     'compiler': _missing('tf.function(jit_compile=True) or tf.xla'),
-    'crf': _missing('the CRF ops of TensorFlow Addons (tfa.text)'),
-    'cudnn_rnn': _missing('tf.keras.layers.LSTM and GRU, which use cuDNN'),
     'distribute': Piece('`MirroredStrategy` (`num_gpus`, `devices`) and `OneDeviceStrategy` for '
                         "`RunConfig(train_distribute=..., eval_distribute=...)`: the model_fn once "
                         "per device on the towers; `ParameterServerStrategy` and "
@@ -173,23 +203,37 @@ PIECES = {
     'eager': _missing('tf.compat.v2 (eager execution is TensorFlow 2\'s default)'),
     'gan': _missing('TF-GAN (tensorflow_gan)'),
     'graph_editor': _missing('nothing: rebuild the graph instead of editing it'),
-    'image': _missing('tf.image, or the image ops of TensorFlow Addons (tfa.image)'),
+    'image': Piece('TF 1.15\'s `transform`, `rotate`, `translate` and their transform '
+                   'helpers (`compose_transforms`, ...), `dense_image_warp`, '
+                   '`interpolate_spline`, `sparse_image_warp`',
+                   _modules(*['towers.legacy.contrib.image.' + name
+                              for name in ('transforms', 'dense_warp', 'splines')]),
+                   'tf.image, or TensorFlow Addons (tfa.image) for `connected_components` and '
+                   'the ops TensorFlow 2 has no kernel for'),
     'legacy_seq2seq': _missing('the seq2seq modules of TensorFlow Addons (tfa.seq2seq)'),
     'memory_stats': _missing('tf.config.experimental.get_memory_info'),
     'mixed_precision': _missing('tf.keras.mixed_precision'),
-    'opt': _missing('the optimizers of tf.train, tf.keras.optimizers or TensorFlow Addons'),
     'predictor': _missing('tf.saved_model.load'),
-    'seq2seq': _missing('the seq2seq modules of TensorFlow Addons (tfa.seq2seq) or Keras'),
-    'signal': _missing('tf.signal'),
-    'stateless': _missing('tf.random.stateless_uniform and the other tf.random.stateless_* '
-                          'ops'),
-    'summary': _missing('tf.summary'),
+    'signal': Piece('`stft`, `inverse_stft`, `frame`, the windows, mel and MFCC functions '
+                    '(`tf.signal`)', _modules('towers.legacy.contrib.signal'), 'tf.signal'),
+    'stateless': Piece('`stateless_random_uniform`, `stateless_random_normal`, '
+                       '`stateless_truncated_normal`, `stateless_multinomial` (TF 1.15\'s '
+                       'kernels: the same numbers for a seed)',
+                       _modules('towers.legacy.contrib.stateless'),
+                       'tf.random.stateless_uniform and the other tf.random.stateless_* ops'),
+    'summary': Piece('TF 1.15\'s graph-mode summary writers and ops (`create_file_writer`, '
+                     '`always_record_summaries`, `scalar`, ..., `all_summary_ops`, '
+                     '`initialize`, `create_db_writer`)',
+                     _modules('towers.legacy.contrib.summary'), 'tf.summary'),
     'tensorboard': _missing('tf.summary and TensorBoard\'s own plugins'),
     'tensorrt': _missing('tf.experimental.tensorrt'),
     'tpu': Piece('`TPUEstimator` with `use_tpu=False` (on `tf.estimator`), `TPUEstimatorSpec`, '
                  '`RunConfig`, `TPUConfig`, `InputPipelineConfig`, `CrossShardOptimizer` (one '
                  'shard), `bfloat16_scope`', lambda: [tpu], 'tf.distribute.TPUStrategy'),
-    'util': _missing('tf.make_tensor_proto and tf.get_static_value'),
+    'util': Piece('`make_tensor_proto`, `make_ndarray`, `constant_value`, '
+                  '`ops_used_by_graph_def`, `stripped_op_list_for_graph`',
+                  _modules('towers.legacy.contrib.util'),
+                  'tf.make_tensor_proto and tf.get_static_value'),
 }
 
 _LEARN_DATASETS = {'mnist': input_data.__name__, 'base': learn_datasets.__name__}
@@ -218,8 +262,26 @@ SUBMODULES = {
     'learn.python.learn.datasets': _LEARN_DATASETS,
     'learn.python.learn.utils': {'saved_model_export_utils': learn.export.__name__},
     'tfprof': {'model_analyzer': tfprof.__name__},
+    'seq2seq.python.ops': dict({name: 'towers.legacy.contrib.seq2seq.' + name
+                                for name in _SEQ2SEQ},
+                               beam_search_ops='towers.legacy.contrib.seq2seq.beam_search_decoder'),
+    'crf.python.ops': {'crf': 'towers.legacy.contrib.crf'},
+    'opt.python.training': {name: 'towers.legacy.contrib.opt' for name in (
+        'lazy_adam_optimizer', 'weight_decay_optimizers', 'moving_average_optimizer',
+        'nadam_optimizer', 'lars_optimizer', 'addsign', 'powersign', 'sign_decay')},
+    'rnn.python.ops': {name: 'towers.legacy.contrib.rnn' for name in (
+        'rnn_cell', 'lstm_ops', 'gru_ops', 'rnn', 'core_rnn_cell', 'fused_rnn_cell')},
+    'cudnn_rnn.python.ops': {'cudnn_rnn_ops': 'towers.legacy.contrib.cudnn_rnn'},
+    'cudnn_rnn.python.layers': {'cudnn_rnn': 'towers.legacy.contrib.cudnn_rnn'},
     'tpu.python.tpu': {'tpu_estimator': tpu.__name__, 'tpu_config': tpu.__name__,
                        'tpu_optimizer': tpu.__name__},
+    'summary': {'summary': 'towers.legacy.contrib.summary'},
+    'image.python.ops': {'image_ops': 'towers.legacy.contrib.image.transforms',
+                         'dense_image_warp': 'towers.legacy.contrib.image.dense_warp',
+                         'interpolate_spline': 'towers.legacy.contrib.image.splines',
+                         'sparse_image_warp': 'towers.legacy.contrib.image.splines'},
+    'signal.python.ops': {name: 'towers.legacy.contrib.signal' for name in (
+        'spectral_ops', 'shape_ops', 'reconstruction_ops', 'window_ops', 'mel_ops', 'mfcc_ops')},
 }
 
 # Paths below tensorflow.contrib whose modules are those of a real package, path for path:

@@ -16,6 +16,7 @@ import collections
 import inspect
 
 from towers.compat import tf
+from towers.legacy.contrib import summary
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 
@@ -144,10 +145,23 @@ def _required(fn, arg):
 
 class HostCallHook(tf.train.SessionRunHook):
     """Runs a `host_call`'s outputs (ops, tensors, or a structure of them) with every step,
-    as TF 1.15's `TPUEstimator(use_tpu=False)` ran them."""
+    as TF 1.15's `TPUEstimator(use_tpu=False)` ran them; the `tf.contrib.summary` writers the
+    host_call made are initialized with the session and flushed at the end, as TF 1.15's hook
+    did."""
 
     def __init__(self, outputs):
         self._outputs = outputs
+        self._initializers, self._flushes = [], []
+
+    def begin(self):
+        self._initializers = summary.summary_writer_initializer_op()
+        self._flushes = [summary.flush(writer=op.inputs[0]) for op in self._initializers]
+
+    def after_create_session(self, session, coord):
+        session.run(self._initializers)
 
     def before_run(self, run_context):
         return tf.train.SessionRunArgs(self._outputs)
+
+    def end(self, session):
+        session.run(self._flushes)
