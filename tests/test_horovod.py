@@ -257,6 +257,15 @@ def test_ranks_fill_the_hosts_in_order_and_each_host_counts_its_local_ranks(tmp_
                       (1, 3, 1, 3, 1, 2), (1, 4, 2, 3, 1, 2)]
 
 
+@pytest.mark.parametrize('argv', [
+    ['horovodrun', '-np', '2', 'python', '-u', '-m', 'trainer.task', '--steps', '3'],
+    ['--np', '2', '-m', 'trainer.task', '--steps', '3'],
+])
+def test_a_program_run_as_a_module_is_launched_as_one(argv):
+    job = launch.parse(argv)
+    assert (job.script, job.module, job.script_argv) == (None, 'trainer.task', ['--steps', '3'])
+
+
 def test_each_rank_draws_its_own_seed():
     assert launch._rank_options(['--seed', '7', '--legacy_devices', '2'], 1) == [
         '--seed', '8', '--legacy_devices', '2']
@@ -266,8 +275,7 @@ def test_each_rank_draws_its_own_seed():
 @pytest.mark.parametrize('argv, message', [
     (['mpirun', '-np', '2', '--frobnicate', 'python', 'train.py'],
      'mpirun option --frobnicate is not known to towers-legacy'),
-    (['horovodrun', '-np', '2', 'python', '-m', 'trainer.task'],
-     'horovodrun ... python -m trainer.task: towers-legacy runs a script by its path'),
+    (['horovodrun', '-np', '2', 'python', '-m'], '-m needs a value'),
     (['horovodrun', '-np', '3', '-H', 'localhost:2', 'python', 'train.py'],
      '-np 3 ranks, but the hosts localhost:2 have 2 slots'),
     (['horovodrun', '-np', '2', '-H', 'a:x', 'python', 'train.py'],

@@ -85,6 +85,32 @@ def test_python_2_names_ndarray_tostring_and_syntax_errors_are_reported(tmp_path
         'import cPickle', '.tostring()', 'xrange', 'not Python 3 (SyntaxError)']
 
 
+def test_python_2_names_in_branches_that_run_only_on_python_2_are_not_uses(tmp_path):
+    script = write(tmp_path / 'train.py', '''
+        import sys
+        import six
+        from six import PY2, PY3
+        if six.PY2:
+            text = unicode
+        else:
+            text = str
+        if not PY3:
+            numbers = xrange
+        if sys.version_info[0] == 2:
+            read = raw_input
+        if sys.version_info >= (3, 0):
+            pass
+        else:
+            base = basestring
+        kind = long if PY2 else int
+        if six.PY3:
+            loop = xrange
+        ''')
+    uses, _ = program.read_program(script, [str(tmp_path)])
+    assert [(use.attributes[0], use.where.rsplit(os.sep, 1)[-1]) for use in uses
+            if use.module is None] == [('xrange', 'train.py:19')]
+
+
 def test_a_program_using_only_what_the_runner_provides_passes_with_its_names_listed():
     result = run_check(os.path.join(LEGACY_DIR, 'mnist_program.py'))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -30,16 +30,21 @@ WORKER_JOB = 'worker'
 _COMMENT = ('#', '//')
 
 
+# `-m MODULE`: the program is a module, run as `python -m MODULE` runs it (its own flags follow).
+MODULE_OPTION = '-m'
+
+
 def leading_options(argv, value_options):
-    """The tokens of `argv` before its first positional argument (or '--'), as a launcher reads
-    its own options before the program it runs: each of `value_options` takes the next token as
-    its value.
+    """The tokens of `argv` before its first positional argument (or '--', or `-m MODULE`, the
+    program named as a module), as a launcher reads its own options before the program it runs:
+    each of `value_options` takes the next token as its value.
 
     Returns:
       The list of those tokens.
     """
     index = 0
-    while index < len(argv) and argv[index].startswith('-') and argv[index] != '--':
+    while (index < len(argv) and argv[index].startswith('-')
+           and argv[index] not in ('--', MODULE_OPTION)):
         index += 2 if argv[index] in value_options else 1
     return argv[:index]
 

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import sys
 import types
 
 import numpy as np
@@ -87,6 +88,11 @@ def _attribute(module, dotted, attribute):
     except AttributeError:
         if not hasattr(module, '__path__'):
             raise
+        if sys.modules.get(dotted.rpartition('.')[0]) is not module:
+            # `module` is reached through another name (tf.contrib.framework.nest is
+            # TensorFlow's nest): its submodules are below its own name, and importing the
+            # script's path would make the runner's stub of it.
+            dotted = module.__name__ + '.' + attribute
         return importlib.import_module(dotted)
 
 
@@ -176,14 +182,15 @@ def report(script, roots):
     return sorted(rows.values(), key=lambda row: (row.provider is not None, row.name)), files
 
 
-def main(script):
-    """Prints the report on `script` (a path) to stdout.
+def main(script, module=None):
+    """Prints the report on `script` (a path; the file of `module`, when the program is run as
+    `-m module`, whose absolute imports start from the working directory) to stdout.
 
     Returns:
       0 when the runner provides every name, else `EXIT_ERROR` (the last line, `error: ...`,
       names those it lacks).
     """
-    roots = [os.path.dirname(os.path.abspath(script))] + [
+    roots = [os.getcwd() if module else os.path.dirname(os.path.abspath(script))] + [
         os.path.abspath(path) for path in os.environ.get('PYTHONPATH', '').split(os.pathsep)
         if path]
     rows, files = report(script, roots)

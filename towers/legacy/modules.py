@@ -104,7 +104,8 @@ class StubModule(ProxyModule):
     `RemovedAttributeError`, as for a `ProxyModule`. It is a package, so that deeper paths
     import too, and calling it raises `LegacyError`: a from-import of a name the runner lacks
     (`from tensorflow.contrib.quantize import create_training_graph`) binds a stub, which
-    fails with one line where the script first calls it. Arguments as for `ProxyModule`.
+    fails with one line where the script first calls or subclasses it. Arguments as for
+    `ProxyModule`.
     """
 
     def __init__(self, name, display, sources, usage, record_names, missing):
@@ -112,9 +113,16 @@ class StubModule(ProxyModule):
         self.__path__ = []
 
     def __call__(self, *args, **kwargs):
+        raise LegacyError(self._why())
+
+    def __mro_entries__(self, bases):
+        """A class statement that subclasses the stub (`class MyHelper(Helper):` after a
+        from-import of a name the runner lacks) stops with the same one line."""
+        raise LegacyError(self._why())
+
+    def _why(self):
         display, _, _, _, missing = self.__dict__['_proxy']
-        raise LegacyError('%s is not available: %s' % (display,
-                                                       missing(display.rsplit('.', 1)[-1])))
+        return '%s is not available: %s' % (display, missing(display.rsplit('.', 1)[-1]))
 
 
 class LegacyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

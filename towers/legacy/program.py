@@ -55,6 +55,64 @@ def canonical(module):
     return module
 
 
+def _python_of_test(test):
+    """2 when `test` (an `if`'s condition) holds only on Python 2 (`six.PY2`, `PY2`,
+    `sys.version_info[0] == 2`, `sys.version_info < (3,)`, `not six.PY3`), 3 when only on
+    Python 3 (the converse forms), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _python_of_test(test.operand)
+        return {2: 3, 3: 2}.get(inner)
+    chain = _chain(test)
+    if chain and chain[-1] in ('PY2', 'PY3'):
+        return int(chain[-1][-1])
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.Subscript):
+        left = left.value if _constant(left.slice) == 0 else None
+    elif isinstance(left, ast.Attribute) and left.attr == 'major':
+        left = left.value
+    if _chain(left) not in (['sys', 'version_info'], ['version_info']):
+        return None
+    major = _constant(right)
+    major = major[0] if isinstance(major, tuple) and major else major
+    if not isinstance(major, int):
+        return None
+    holds_on = {2: _compares(op, 2, major), 3: _compares(op, 3, major)}
+    if holds_on[2] != holds_on[3]:
+        return 2 if holds_on[2] else 3
+    return None
+
+
+def _constant(node):
+    """The value of a literal number or tuple of numbers, else None."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _compares(op, version, major):
+    """Whether `version_info OP (major,)` holds for a Python whose major version is `version`
+    (`(version, minor, ...)` against a one-number tuple or a number compares by the first)."""
+    below = {ast.Lt: version < major, ast.LtE: version <= major, ast.Gt: version > major,
+             ast.GtE: version >= major, ast.Eq: version == major, ast.NotEq: version != major}
+    return below.get(type(op), False)
+
+
+def _python2_only(tree):
+    """The nodes of `tree` that run only on Python 2: the body of `if six.PY2:` (`if PY2:`,
+    `if sys.version_info[0] == 2:`, ...) and the `else` of the converse tests."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            python = _python_of_test(node.test)
+            branch = node.body if python == 2 else node.orelse if python == 3 else []
+            for part in branch if isinstance(branch, list) else [branch]:
+                skipped.update(ast.walk(part))
+    return skipped
+
+
 def _chain(node):
     """['a', 'b', 'c'] for the expression a.b.c, else None."""
     parts = []
@@ -74,6 +132,11 @@ class _FileReader(ast.NodeVisitor):
         self._shown = shown
         self._aliases = {}          # local name -> (module, attributes)
         self._inner = set()
+        self._python2_only = set()
+
+    def visit(self, node):
+        if node not in self._python2_only:
+            super().visit(node)
 
     def _use(self, module, attributes, node):
         if module is None or module.split('.')[0] in _ROOTS:
@@ -81,8 +144,9 @@ class _FileReader(ast.NodeVisitor):
                                  '%s:%d' % (self._shown, node.lineno)))
 
     def visit_Module(self, node):
+        self._python2_only = _python2_only(node)
         self.generic_visit(node)
-        for name in _python2_builtins(node):
+        for name in _python2_builtins(node, self._python2_only):
             self._use(None, (name.id,), name)
 
     def visit_Import(self, node):
@@ -132,9 +196,9 @@ class _FileReader(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _python2_builtins(tree):
-    """The name nodes of Python 2's builtins (`xrange`, ...) in `tree` that the file does not
-    define itself."""
+def _python2_builtins(tree, python2_only):
+    """The name nodes of Python 2's builtins (`xrange`, ...) in `tree`, outside the nodes
+    `python2_only`, that the file does not define itself."""
     nodes = list(ast.walk(tree))
     bound = {node.id for node in nodes if isinstance(node, ast.Name)
              and isinstance(node.ctx, ast.Store)}
@@ -144,7 +208,7 @@ def _python2_builtins(tree):
               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     return [node for node in nodes if isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load) and node.id in _PY2_BUILTINS
-            and node.id not in bound]
+            and node.id not in bound and node not in python2_only]
 
 
 def _local_files(module, level, names, path, roots):

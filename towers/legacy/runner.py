@@ -1,12 +1,15 @@
 """The command `towers-legacy` (`python -m towers.legacy`): runs a TF1 script unchanged.
 
     towers-legacy [--legacy_devices N] path/to/script.py [the script's own flags]
+    towers-legacy [--legacy_devices N] -m package.module [flags]   # as `python -m` runs it
     towers-legacy --check path/to/script.py      # what it uses, and whether it is provided
     towers-legacy --provided                     # the table of tf.contrib pieces provided
     towers-legacy --compare_tf1 path/to/script.py [flags]   # against real TF 1.15 (`compare`)
 
 The script runs as `__main__`, with its own directory first on `sys.path` and its flags as its
-`sys.argv`, as `python script.py` would run it, under the shim of `towers.legacy.shim`.
+`sys.argv`, as `python script.py` would run it, under the shim of `towers.legacy.shim`; a module
+given with `-m` runs as `python -m` runs it (the working directory first on `sys.path`, so its
+package's relative imports work).
 Its outcome is its own: its exit status, its output, and, when it fails for its own reasons,
 its own traceback (from its first frame; the runner's frames are left out). Only the runner's
 errors are one line: a bad runner option, a missing script, or a part of TensorFlow 1 the
@@ -16,6 +19,7 @@ name a TensorFlow module lacks where the script's code reads it (`tf.train.Somet
 exit one line lists the compatibility pieces the script used. `--check` reads the script and
 its local modules without running them (`towers.legacy.check`).
 """
+import importlib.util
 import os
 import re
 import runpy
@@ -26,7 +30,7 @@ import types
 from towers import cli
 from towers.compat import tf
 from towers.errors import EXIT_ERROR, TowersError
-from towers.flags import FlagError, FlagParser, leading_options, positive_int
+from towers.flags import MODULE_OPTION, FlagError, FlagParser, leading_options, positive_int
 from towers.legacy import check, determinism, devices, program, shim
 from towers.legacy.compare import probe
 from towers.legacy.contrib import provided_markdown
@@ -53,7 +57,8 @@ def parse_command(argv):
 
     Returns:
       (options, script, script_argv); options.legacy_devices is None or N, options.check and
-      options.provided booleans; script is None with --provided.
+      options.provided booleans, options.module the module of `-m` or None; script is None
+      with --provided or -m (`module_file` finds it once the shim is installed).
 
     Raises:
       FlagError: a bad option, or no script.
@@ -64,7 +69,7 @@ def parse_command(argv):
         index += 1
     parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],
                         usage='%(prog)s [--legacy_devices N | --check] [--precise_bn_batches N] '
-                              'SCRIPT [FLAGS...]')
+                              '(SCRIPT | -m MODULE) [FLAGS...]')
     parser.add_argument('--legacy_devices', type=positive_int,
                         help='Make N tower devices: the script\'s /gpu:0../gpu:N-1 run on '
                              'GPUs, logical GPUs or virtual CPU devices, as '
@@ -81,19 +86,49 @@ def parse_command(argv):
                              'evaluations do (default: the moving averages, as TF 1.x).')
     determinism.add_flags(parser)
     options = parser.parse_args(options_argv)
+    options.module = None
     if options.provided:
         return options, None, []
     if index >= len(argv):
         raise FlagError('give the script to run: %s [--legacy_devices N] SCRIPT [FLAGS...]'
                         % PROGRAM)
+    if argv[index] == MODULE_OPTION:
+        if index + 1 >= len(argv):
+            raise FlagError('-m needs the module to run: %s -m package.module [FLAGS...]'
+                            % PROGRAM)
+        options.module = argv[index + 1]
+        return options, None, argv[index + 2:]
     script = argv[index]
     if not os.path.isfile(script):
         raise FlagError('cannot run %s: no such file' % script)
     return options, script, argv[index + 1:]
 
 
-def run_script(script, script_argv, usage):
-    """Runs `script` as `__main__` with `script_argv`, then prints `usage`'s line.
+def module_file(module):
+    """The file of `module` as `python -m` finds it from the working directory, without running
+    it (its packages' `__init__` do run, as they would: under the shim, once it is installed).
+
+    Raises:
+      FlagError: no such module, or one without a file to run.
+    """
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as err:
+        raise FlagError('cannot run -m %s: %s' % (module, err)) from None
+    finally:
+        sys.path.pop(0)
+    if spec is not None and spec.submodule_search_locations is not None:
+        return module_file(module + '.__main__')
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        raise FlagError('cannot run -m %s: no module named %s under %s or the installed '
+                        'packages' % (module, module, os.getcwd()))
+    return spec.origin
+
+
+def run_script(script, script_argv, usage, module=None):
+    """Runs `script` as `__main__` with `script_argv` (or `module`, whose file `script` is, as
+    `python -m` runs it), then prints `usage`'s line.
 
     Returns:
       0, or `EXIT_ERROR` after the script failed (its traceback printed), hit a part of
@@ -102,10 +137,13 @@ def run_script(script, script_argv, usage):
       `SystemExit` of the script (e.g. from `tf.app.run`) passes through with its status.
     """
     path = os.path.abspath(script)
-    sys.argv = [script] + list(script_argv)
-    sys.path[0] = os.path.dirname(path)
+    sys.argv = [path if module else script] + list(script_argv)
+    sys.path[0] = os.getcwd() if module else os.path.dirname(path)
     try:
-        runpy.run_path(path, run_name='__main__')
+        if module:
+            runpy.run_module(module, run_name='__main__', alter_sys=True)
+        else:
+            runpy.run_path(path, run_name='__main__')
     except (SystemExit, KeyboardInterrupt):
         raise
     except TowersError as err:
@@ -176,8 +214,14 @@ def main(argv=None):
         print(provided_markdown())
         sys.exit(0)
     usage = shim.install()
+    if options.module:
+        try:
+            script = module_file(options.module)
+        except TowersError as err:
+            print('error: %s' % err, file=sys.stderr)
+            sys.exit(EXIT_ERROR)
     if options.check:
-        sys.exit(check.main(script))
+        sys.exit(check.main(script, options.module))
     if options.legacy_devices:
         device_map = devices.DeviceMap(options.legacy_devices, usage)
         device_map.install()
@@ -187,4 +231,4 @@ def main(argv=None):
     if options.precise_bn_batches:
         running.use_precise_bn(options.precise_bn_batches)
         usage.add('precise batch-norm statistics (%d batches)' % options.precise_bn_batches)
-    sys.exit(run_script(script, script_argv, usage))
+    sys.exit(run_script(script, script_argv, usage, options.module))

@@ -76,7 +76,8 @@ class Job:
     Attributes:
       np: number of ranks; hosts: list of (host, slots); host_index: this machine's entry;
       port: the first rank's port (several machines); timeout: seconds a collective waits;
-      runner_options: the runner's options for every rank; script, script_argv: the program;
+      runner_options: the runner's options for every rank; script, script_argv: the program
+        (script None and module its module, for one run as `python -m module`);
       env: variables for the ranks (`-x NAME=VALUE`); run_timeout: seconds for the whole job;
       require_isolation: refuse to run outside a private network.
     """
@@ -85,6 +86,7 @@ class Job:
         self.np, self.hosts, self.host_index, self.port = None, None, None, DEFAULT_PORT
         self.timeout, self.run_timeout, self.require_isolation = DEFAULT_TIMEOUT, None, False
         self.runner_options, self.script, self.script_argv, self.env = [], None, [], {}
+        self.module = None
 
 
 def parse(argv):
@@ -106,9 +108,13 @@ def parse(argv):
         if not rest:
             raise flags.FlagError('give the script to run: towers-legacy --np N SCRIPT [FLAGS...]')
         job.script, job.script_argv = rest[0], rest[1:]
+    if job.script == flags.MODULE_OPTION:
+        if not job.script_argv:
+            raise flags.FlagError('-m needs the module to run')
+        job.script, job.module, job.script_argv = None, job.script_argv[0], job.script_argv[1:]
     if job.np is None:
         raise flags.FlagError('give the number of ranks: --np N (or -np N)')
-    if not os.path.isfile(job.script):
+    if job.script is not None and not os.path.isfile(job.script):
         raise flags.FlagError('cannot run %s: no such file' % job.script)
     job.hosts = job.hosts or [('localhost', job.np)]
     if sum(slots for _, slots in job.hosts) < job.np:
@@ -241,14 +247,14 @@ def _parse_foreign(launcher_name, argv, job):
 
 
 def _python_command(launcher_name, command):
-    """(script, its argv) of 'python [-u ...] script.py args' (or 'script.py args')."""
+    """(script, its argv) of 'python [-u ...] script.py args' (or 'script.py args'); ('-m',
+    [module, args...]) of 'python -m module args'."""
     if command and os.path.basename(command[0]).startswith('python'):
         index = 1
         while index < len(command) and command[index].startswith('-'):
-            if command[index] == '-m':
-                raise flags.FlagError('%s ... python -m %s: towers-legacy runs a script by its '
-                                      'path; give the path of the module\'s file' % (
-                                          launcher_name, _value(command, index, '-m')))
+            if command[index] == flags.MODULE_OPTION:
+                _value(command, index, flags.MODULE_OPTION)
+                return command[index], command[index + 1:]
             index += 2 if command[index] in PYTHON_VALUE_OPTIONS else 1
         command = command[index:]
     if not command:
@@ -319,7 +325,8 @@ def main(argv):
         processes.append(launcher.Process('rank%d' % world.rank, [
             sys.executable, '-m', 'towers.legacy'] + _rank_options(job.runner_options,
                                                                     world.rank)
-            + [job.script] + job.script_argv, env))
+            + ([flags.MODULE_OPTION, job.module] if job.module else [job.script])
+            + job.script_argv, env))
     heading = 'Horovod job of %d ranks%s: ranks %s here; a step waits for its collectives %s' % (
         job.np, ' on %s' % _shown(job.hosts) if several_hosts else '',
         ', '.join(str(world.rank) for host_index, world in placed if host_index == here),
