@@ -103,12 +103,16 @@ def test_python_2_names_in_branches_that_run_only_on_python_2_are_not_uses(tmp_p
         else:
             base = basestring
         kind = long if PY2 else int
+        try:
+            line = raw_input()
+        except NameError:
+            line = input()
         if six.PY3:
             loop = xrange
         ''')
     uses, _ = program.read_program(script, [str(tmp_path)])
     assert [(use.attributes[0], use.where.rsplit(os.sep, 1)[-1]) for use in uses
-            if use.module is None] == [('xrange', 'train.py:19')]
+            if use.module is None] == [('xrange', 'train.py:23')]
 
 
 def test_a_program_using_only_what_the_runner_provides_passes_with_its_names_listed():
@@ -181,11 +185,17 @@ def test_import_star_is_a_use_of_the_module_not_of_a_name_star(tmp_path):
 
 @pytest.mark.parametrize('name', ['strings', '_core', 'char', 'tests'])
 def test_numpys_own_names_and_submodules_are_never_reported(name):
-    assert check._look_up_numpy(name) is None
+    assert check._look_up_numpy((name,)) is None
+
+
+def test_numpy_1s_array_functions_under_np_lib_are_provided_and_a_missing_one_is_named():
+    assert check._look_up_numpy(('lib', 'pad'))[1:] == ('towers-legacy (NumPy alias)', None)
+    assert check._look_up_numpy(('lib', 'stride_tricks')) is None
+    assert check._look_up_numpy(('lib', 'no_such_function'))[1] is None
 
 
 def test_a_name_numpy_2_removed_is_reported():
-    assert check._look_up_numpy('byte_bounds')[1:] == (
+    assert check._look_up_numpy(('byte_bounds',))[1:] == (
         None, '`np.byte_bounds` was removed in the NumPy 2.0 release. Now it\'s available '
               'under `np.lib.array_utils.byte_bounds`')
 

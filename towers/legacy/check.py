@@ -109,7 +109,7 @@ def look_up(use):
     module, attributes = use.module, use.attributes
     dotted = '.'.join((module,) + attributes)
     if module == 'numpy':
-        return _look_up_numpy(attributes[0]) if attributes else None
+        return _look_up_numpy(attributes) if attributes else None
     if module.split('.')[0] == 'scipy' and not dotted.startswith('scipy.misc'):
         return None
     reached, holder = (), None
@@ -142,8 +142,17 @@ def fails_when_called(found):
     return inspect.getattr_static(found, MISSING, None)
 
 
-def _look_up_numpy(name):
-    """`look_up` of `np.<name>`: None when NumPy has it."""
+def _look_up_numpy(attributes):
+    """`look_up` of `np.<name>` (`np.lib.<name>`, when `attributes` start with 'lib'): None
+    when NumPy has it."""
+    name = attributes[0]
+    if name == 'lib' and len(attributes) > 1:
+        if numpy_aliases.lib_alias(attributes[1]) is not None:
+            return 'np.lib.' + attributes[1], 'towers-legacy (NumPy alias)', None
+        if not hasattr(np.lib, attributes[1]):
+            return 'np.lib.' + attributes[1], None, "module 'numpy.lib' has no attribute %r" % (
+                attributes[1])
+        return None
     if name in numpy_aliases.ALIASES and name not in vars(np):
         return 'np.' + name, 'towers-legacy (NumPy alias)', None
     try:

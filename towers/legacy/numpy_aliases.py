@@ -3,10 +3,13 @@
 NumPy 1.24 removed its aliases of Python's builtins (`np.int`, `np.float`, `np.object`,
 `np.str`, `np.complex`, `np.unicode`; `np.bool` and `np.long` are NumPy 2's own types again),
 and NumPy 2.0 more names old code uses (`np.float_`, `np.NaN`, `np.cast`, `np.asscalar`, ...)
-and the binary mode of `np.fromstring`. `install` makes each name NumPy lacks answer again
+and the binary mode of `np.fromstring`; NumPy 2.0 also stopped re-exporting NumPy's array
+functions from `numpy.lib` (`np.lib.pad`, which 2017 programs called). `install` makes each name NumPy lacks answer again
 through NumPy's module `__getattr__` (which Python asks only for names the module does not
 have, so NumPy's own names are untouched), recording each use as 'numpy.<name>', and lets
-`np.fromstring(data, dtype)` read bytes as `np.frombuffer` does ('numpy.fromstring (binary)').
+`np.fromstring(data, dtype)` read bytes as `np.frombuffer` does ('numpy.fromstring (binary)'),
+and makes `np.lib.<name>` NumPy's own function of that name where `numpy.lib` lacks it
+(`lib_alias`; recorded as 'numpy.lib.<name>').
 
 Not provided: `ndarray.tostring()` (NumPy 2 removed it; `ndarray` is a C type whose methods
 cannot be added back; the script must call `tobytes()`).
@@ -45,6 +48,15 @@ ALIASES = {
 _installed = []
 
 
+def lib_alias(name):
+    """What `np.lib.<name>` was in NumPy 1 where NumPy 2's `numpy.lib` lacks it: NumPy's own
+    function `np.<name>` (NumPy 1's `numpy.lib` re-exported them), else None."""
+    if name.startswith('_') or name in vars(np.lib):
+        return None
+    found = vars(np).get(name)
+    return found if callable(found) and not isinstance(found, type) else None
+
+
 def install(usage):
     """Gives `numpy` the `ALIASES` it lacks and binary `fromstring`, for the rest of the
     process (once), each use recorded in `usage` (a `Usage`)."""
@@ -65,7 +77,17 @@ def install(usage):
             return np.frombuffer(string, dtype, count).copy()
         return numpy_fromstring(string, dtype, count, sep=sep, like=like)
 
+    lib_getattr = np.lib.__getattr__
+
+    def lib_getattr_with_aliases(name):
+        found = lib_alias(name)
+        if found is not None:
+            usage.add('numpy.lib.' + name)
+            return found
+        return lib_getattr(name)
+
     np.__getattr__ = getattr_with_aliases
+    np.lib.__getattr__ = lib_getattr_with_aliases
     np.fromstring = fromstring
     _installed.append(True)
 

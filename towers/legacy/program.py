@@ -102,15 +102,27 @@ def _compares(op, version, major):
 
 def _python2_only(tree):
     """The nodes of `tree` that run only on Python 2: the body of `if six.PY2:` (`if PY2:`,
-    `if sys.version_info[0] == 2:`, ...) and the `else` of the converse tests."""
+    `if sys.version_info[0] == 2:`, ...) and the `else` of the converse tests; and the body of
+    a `try` whose handler catches `NameError` (`try: raw_input() except NameError: input()`),
+    which fails over to Python 3's way."""
     skipped = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_name_error(h) for h in node.handlers):
+            for part in node.body:
+                skipped.update(ast.walk(part))
         if isinstance(node, (ast.If, ast.IfExp)):
             python = _python_of_test(node.test)
             branch = node.body if python == 2 else node.orelse if python == 3 else []
             for part in branch if isinstance(branch, list) else [branch]:
                 skipped.update(ast.walk(part))
     return skipped
+
+
+def _catches_name_error(handler):
+    """Whether an `except` clause names `NameError` (alone or in a tuple): a broader clause
+    is not read as Python 2's fallback, so the names of its `try` stay uses."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(kind is not None and _chain(kind) == ['NameError'] for kind in kinds)
 
 
 def _chain(node):
