@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGACY = os.path.join(REPO, 'tests', 'data', 'legacy')
 PROGRAM = os.path.join(LEGACY, 'compare_program.py')
@@ -174,3 +176,10 @@ def test_rates_of_the_machine_are_listed_not_compared_and_one_sided_tags_are_nam
     assert scalars['loss']['first_differing_step'] is None and steps == 2
     assert timing == ['global_step/sec']
     assert only_tf1 == [] and only_runner == ['eval: accuracy']
+
+
+def test_a_module_given_with_m_is_one_line_saying_to_give_its_file():
+    from towers.flags import FlagError
+    from towers.legacy import compare
+    with pytest.raises(FlagError, match=r'^--compare_tf1 compares a script given by its path'):
+        compare.parse(['--compare_tf1', '-m', 'nmt.nmt'])

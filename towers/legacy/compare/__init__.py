@@ -19,7 +19,7 @@ option, no Python 3.7, the program failed on TF 1.15, nothing to compare).
 import os
 import sys
 
-from towers.flags import FlagError, FlagParser, leading_options
+from towers.flags import MODULE_OPTION, FlagError, FlagParser, leading_options
 from towers.flag_types import non_negative_float, positive_int
 
 OPTION = '--compare_tf1'
@@ -76,6 +76,10 @@ def parse(argv):
     if not rest:
         raise FlagError('give the script to compare: towers-legacy --compare_tf1 SCRIPT '
                         '[FLAGS...]')
+    if rest[0] == MODULE_OPTION:
+        raise FlagError('--compare_tf1 compares a script given by its path; give the file of '
+                        'the module (its package\'s relative imports need `-m`, which the '
+                        'comparison does not run yet)')
     if not os.path.isfile(rest[0]):
         raise FlagError('cannot compare %s: no such file' % rest[0])
     runner_options = []
