@@ -135,11 +135,14 @@ def _python(words, i, runs):
 
 
 def _runner(words, i, runs):
-    """The runner's words up to its program (the first word ending in `.py`), then that."""
+    """The runner's words up to its program (the first word ending in `.py`, or the module
+    after `-m`), then that."""
     start = i
-    while i < len(words) and not words[i].endswith('.py'):
+    while i < len(words) and not words[i].endswith('.py') and words[i] != '-m':
         i += 1
     runs.append(('towers.legacy', words[start:i]))
+    if i < len(words) and words[i] == '-m':
+        i += 1
     return _program(words, i, runs) if i < len(words) else i
 
 
