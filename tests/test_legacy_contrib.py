@@ -61,6 +61,14 @@ def test_framework_gives_tf1s_nest_and_the_name_scope_where_it_is_called():
         assert framework.get_name_scope() == 'outer/inner'
 
 
+def test_tensorboards_projector_is_at_its_contrib_path():
+    found = contrib.Contrib(Usage())
+    projector = found.resolve('tensorflow.contrib.tensorboard.plugins.projector')
+    config = projector.ProjectorConfig()
+    config.embeddings.add().tensor_name = 'embedding'
+    assert callable(projector.visualize_embeddings) and len(config.embeddings) == 1
+
+
 def test_a_name_that_was_never_a_contrib_piece_is_an_attribute_error():
     assert not hasattr(contrib.Contrib(Usage()).root, 'no_such_piece')
 

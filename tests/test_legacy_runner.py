@@ -336,3 +336,18 @@ def test_keras_datasets_read_the_cached_file_and_never_download(tmp_path):
         'https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz); towers-legacy '
         'does not download: put the file there' % (script, cache / 'MNIST-data-1')]
     assert not (cache / 'MNIST-data-1').exists()
+
+
+def test_tf1_private_estimator_util_and_contribs_projector_import_as_opennmt_v1_did(tmp_path):
+    result = run_script(tmp_path, '''
+        from tensorflow.python.estimator.util import fn_args
+        from tensorflow_estimator.python.estimator.util import fn_args as fn_args_115
+        try:
+            from tensorflow.contrib.tensorboard.plugins import projector
+        except ModuleNotFoundError:
+            from tensorboard.plugins import projector
+        print(fn_args(lambda features, labels, mode=None: 0), fn_args_115 is fn_args,
+              type(projector.ProjectorConfig()).__name__)
+        ''')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split('\n')[0] == "('features', 'labels', 'mode') True ProjectorConfig"

@@ -225,7 +225,9 @@ PIECES = {
                      '`always_record_summaries`, `scalar`, ..., `all_summary_ops`, '
                      '`initialize`, `create_db_writer`)',
                      _modules('towers.legacy.contrib.summary'), 'tf.summary'),
-    'tensorboard': _missing('tf.summary and TensorBoard\'s own plugins'),
+    'tensorboard': Piece('`plugins.projector` (TensorBoard\'s own: `ProjectorConfig`, '
+                         '`visualize_embeddings`)', _nothing,
+                         'tf.summary and TensorBoard\'s own plugins'),
     'tensorrt': _missing('tf.experimental.tensorrt'),
     'tpu': Piece('`TPUEstimator` with `use_tpu=False` (on `tf.estimator`), `TPUEstimatorSpec`, '
                  '`RunConfig`, `TPUConfig`, `InputPipelineConfig`, `CrossShardOptimizer` (one '
@@ -262,6 +264,7 @@ SUBMODULES = {
     'learn.python.learn.datasets': _LEARN_DATASETS,
     'learn.python.learn.utils': {'saved_model_export_utils': learn.export.__name__},
     'tfprof': {'model_analyzer': tfprof.__name__},
+    'tensorboard.plugins': {'projector': 'tensorboard.plugins.projector'},
     'seq2seq.python.ops': dict({name: 'towers.legacy.contrib.seq2seq.' + name
                                 for name in _SEQ2SEQ},
                                beam_search_ops='towers.legacy.contrib.seq2seq.beam_search_decoder'),

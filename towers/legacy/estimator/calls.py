@@ -11,11 +11,16 @@ import functools
 import inspect
 import time
 
-from towers.compat import tf
+from towers.compat import internal, tf
 from towers.legacy.estimator import distribute
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 from towers.training import hooks as hooks_lib
 from towers.training import progress
+
+# TF 1.x's `tensorflow.python.estimator.util.fn_args` (OpenNMT-tf v1 imported it): TensorFlow's
+# own, which that module re-exported.
+fn_args = internal('util.function_utils').fn_args
+
 
 def arg_names(fn):
     """The names of the arguments `fn` takes (a function, a method, a callable object, a

@@ -48,7 +48,7 @@ _PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'run_config': 'run_con
             'export': 'export', 'export.export': 'export', 'export.export_output': 'export',
             'export.export_lib': 'export', 'inputs': 'inputs', 'inputs.inputs': 'inputs',
             'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs', 'canned': 'canned',
-            'keras': 'keras', 'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
+            'keras': 'keras', 'util': 'calls', 'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
 ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
          'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
 
