@@ -11,11 +11,14 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGACY = os.path.join(REPO, 'tests', 'data', 'legacy')
+# The package is imported from the repository: no bytecode written beside it.
+QUIET = {'PYTHONDONTWRITEBYTECODE': '1'}
 
 
 def run(command, *args):
     result = subprocess.run(command + ['-m', 'seq2seq.train'] + list(args), cwd=LEGACY,
-                            capture_output=True, text=True, timeout=600)
+                            env=dict(os.environ, **QUIET), capture_output=True, text=True,
+                            timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
 
@@ -38,7 +41,8 @@ def test_the_module_trains_on_two_towers_and_decodes_what_it_learned(tmp_path):
 
 def test_check_reads_the_package_and_finds_everything_provided():
     result = subprocess.run(runner('--check', '-m', 'seq2seq.train'), cwd=LEGACY,
-                            capture_output=True, text=True, timeout=300)
+                            env=dict(os.environ, **QUIET), capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stdout
     assert '2 files read' in result.stdout  # train.py and the model.py it imports
     assert 'unicode' not in result.stdout
@@ -47,7 +51,8 @@ def test_check_reads_the_package_and_finds_everything_provided():
 def test_a_checkpoint_tf1_15_wrote_restores_and_decodes_the_same(tmp_path, tf1_python):
     from towers.legacy.compare import tf1
     result = subprocess.run([tf1_python, '-m', 'seq2seq.train', '--num_gpus', '2', '--steps',
-                             '8', '--out_dir', str(tmp_path)], cwd=LEGACY, env=tf1.environment(),
+                             '8', '--out_dir', str(tmp_path)], cwd=LEGACY,
+                            env=dict(tf1.environment(), **QUIET),
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     expected = json.loads(result.stdout.strip().splitlines()[-1])
@@ -58,7 +63,8 @@ def test_a_checkpoint_tf1_15_wrote_restores_and_decodes_the_same(tmp_path, tf1_p
 
 def test_a_missing_module_is_one_line():
     result = subprocess.run(runner('-m', 'seq2seq.no_such_module'), cwd=LEGACY,
-                            capture_output=True, text=True, timeout=300)
+                            env=dict(os.environ, **QUIET), capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1] == (
         'error: cannot run -m seq2seq.no_such_module: no module named seq2seq.no_such_module '
