@@ -1,6 +1,8 @@
 """Specification of the compatibility module: the one place that knows the installed TensorFlow."""
 import ast
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -97,8 +99,6 @@ def test_only_the_compat_module_imports_tensorflow_or_tf_slim():
 def test_making_an_initializer_again_after_a_run_changes_no_node_that_ran():
     """TensorFlow 2 re-marks each control input op (`_has_manual_control_dependencies`), and
     the C API warns for a node a session ran; the compat module marks an op once."""
-    import subprocess
-    import sys
     program = ('from towers.compat import tf\n'
                'v = tf.get_variable("v", [2])\n'
                'with tf.Session() as session:\n'
