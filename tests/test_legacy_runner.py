@@ -351,3 +351,34 @@ def test_tf1_private_estimator_util_and_contribs_projector_import_as_opennmt_v1_
         ''')
     assert result.returncode == 0, result.stderr
     assert result.stdout.split('\n')[0] == "('features', 'labels', 'mode') True ProjectorConfig"
+
+
+def test_tf1_private_paths_give_tf115s_names_and_no_others(tmp_path):
+    result = run_script(tmp_path, '''
+        import tensorflow as tf
+        from tensorflow.python.feature_column import feature_column
+        from tensorflow.python.framework import ops
+        from tensorflow.python.ops import control_flow_ops, variables
+        from tensorflow_estimator.python.estimator import estimator, estimator_lib, training
+        from tensorflow_estimator.python.estimator.export import export_lib
+        from tensorflow_estimator.python.estimator.mode_keys import ModeKeys
+        print(estimator.EstimatorV2 is estimator_lib.Estimator is tf.estimator.Estimator,
+              ModeKeys is tf.estimator.ModeKeys, export_lib.PredictOutput.__name__)
+        # the implementation's own globals are not TF 1.15's names
+        print(hasattr(export_lib, 'export'), hasattr(estimator, 'tf'), hasattr(training, 'tf'))
+        try:
+            training._TrainingExecutor
+        except AttributeError as err:
+            print(err)
+        value = control_flow_ops.cond(tf.constant(True), lambda: 1., lambda: 2.)
+        with tf.Session() as session:
+            print(isinstance(value, ops.Tensor), session.run(value),
+                  variables.VariableV1 is tf.Variable,
+                  type(feature_column.numeric_column('x')).__name__)
+        ''')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        'True True PredictOutput', 'False False False',
+        "tensorflow_estimator.python.estimator.training._TrainingExecutor: a private name of "
+        "TensorFlow 1's implementation, which the runner does not give",
+        'True 1.0 True _NumericColumn']

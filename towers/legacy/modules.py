@@ -14,6 +14,8 @@ from towers.errors import TowersError
 from towers.legacy.program import installed
 
 _ABSENT = object()
+# Why a proxy has no private name of the module it stands for.
+PRIVATE = "a private name of TensorFlow 1's implementation, which the runner does not give"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -77,9 +79,11 @@ class ProxyModule(types.ModuleType):
     def __getattr__(self, attr):
         # Private and special names (`__path__`, `__wrapped__`, ...) are the import system's
         # and inspect's probes: they must fail as plain AttributeErrors.
-        if attr.startswith('_'):
-            raise AttributeError(attr)
         display, sources, usage, record_names, missing = self.__dict__['_proxy']
+        if attr.startswith('__'):
+            raise AttributeError(attr)
+        if attr.startswith('_'):
+            raise AttributeError('%s.%s: %s' % (self.__name__, attr, PRIVATE))
         for source in sources:
             found = source.get(attr, _ABSENT) if isinstance(source, dict) else getattr(
                 source, attr, _ABSENT)

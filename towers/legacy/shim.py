@@ -27,6 +27,9 @@ This package and `towers.compat` are the only code of the project that touches `
   `towers.legacy.estimator.keras`'s;
 - `tensorflow.python.framework.device.DeviceSpec` is TF 1.x's mutable one (`merge_from`), as
   `tf.DeviceSpec` is (`towers.legacy.devices`);
+- TF 1.15's names at TensorFlow's private paths that TF 2.x moved (`ops.Tensor`,
+  `control_flow_ops.cond`, `variables.VariableV1`, ...) are there again
+  (`towers.legacy.tf_private`);
 - NumPy's removed names come back (`towers.legacy.numpy_aliases`);
 - scikit-learn's metrics, matplotlib's lines and `float()` of a 1x1 matrix take `np.matrix` as
   their 2019 versions did (`towers.legacy.libraries`);
@@ -51,7 +54,7 @@ from absl import flags as absl_flags
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy import (devices, examples, keras_datasets, libraries, numpy_aliases,
-                           scipy_misc)
+                           scipy_misc, tf_private)
 from towers.legacy.contrib import Contrib, framework
 from towers.legacy.estimator.namespace import Namespace as EstimatorNamespace
 from towers.legacy.horovod import Namespace as HorovodNamespace, ranks, watchdog
@@ -79,6 +82,7 @@ def install():
     _give_keras_model_to_estimator(usage)
     keras_datasets.install(usage)
     devices.use_tf1_device_spec()
+    tf_private.install()
     framework.install()
     for name in ('python', 'core'):
         setattr(tf, name, importlib.import_module('tensorflow.' + name))

@@ -7,6 +7,7 @@ so a name the runner lacks stops the script with one line naming it, and each us
 import importlib
 
 from towers.compat import tf
+from towers.legacy.estimator import tf115_names
 from towers.legacy.modules import ProxyModule, StubModule
 
 HOOKS = ('SessionRunHook', 'SessionRunArgs', 'SessionRunContext', 'SessionRunValues',
@@ -41,14 +42,27 @@ _TPU_NAMES = ('TPUEstimator', 'TPUEstimatorSpec', 'RunConfig', 'TPUConfig',
               'InputPipelineConfig')
 _EXPERIMENTAL = ('make_early_stopping_hook', 'stop_if_higher_hook', 'stop_if_lower_hook',
                  'stop_if_no_increase_hook', 'stop_if_no_decrease_hook')
+# The rest of `tf.estimator.experimental` of TF 1.15: module -> its names there.
+_EXPERIMENTAL_ELSEWHERE = {
+    'spec': ('call_logit_fn',), 'canned.dnn': ('dnn_logit_fn_builder',),
+    'canned.linear': ('linear_logit_fn_builder',),
+    'export': ('build_raw_supervised_input_receiver_fn',),
+    'hooks': ('InMemoryEvaluatorHook', 'make_stop_at_checkpoint_step_hook')}
 # Private module paths of TF 1.x (below tensorflow.python.estimator and
-# tensorflow_estimator.python.estimator) -> this package's module with those names.
-_PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'run_config': 'run_config',
-            'training': 'training', 'exporter': 'exporter', 'warm_starting_util': 'warm_start',
-            'export': 'export', 'export.export': 'export', 'export.export_output': 'export',
-            'export.export_lib': 'export', 'inputs': 'inputs', 'inputs.inputs': 'inputs',
-            'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs', 'canned': 'canned',
-            'keras': 'keras', 'util': 'calls', 'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
+# tensorflow_estimator.python.estimator) -> this package's module holding their names; a path
+# of `tf115_names.NAMES` exposes TF 1.15's names of that module and no other.
+_PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'mode_keys': 'spec',
+            'run_config': 'run_config', 'training': 'training', 'exporter': 'exporter',
+            'warm_starting_util': 'warm_start', 'export.export': 'export',
+            'export.export_output': 'export', 'export.export_lib': 'export',
+            'inputs.inputs': 'inputs', 'inputs.numpy_io': 'inputs', 'inputs.pandas_io': 'inputs',
+            'keras': 'keras', 'util': 'calls', 'hooks.hooks': 'hooks', 'extenders': _EXTENDERS,
+            'early_stopping': _EXTENDERS, 'estimator_lib': 'estimator',
+            'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
+# Packages of those paths: they hold their modules, imported by path.
+_PACKAGES = ('canned', 'export', 'inputs', 'hooks')
+# TF 1.15's names the runner gives under another name.
+_ALIASES = {'EstimatorV2': 'Estimator'}
 ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
          'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
 
@@ -86,6 +100,28 @@ class _LazyNames(dict):
         return iter(self._wanted)
 
 
+class _Exposed(dict):
+    """TF 1.15's names of one module (`names`), each found in the first of `sources` (modules)
+    that has it under that name or its `_ALIASES` name; no other name."""
+
+    def __init__(self, names, sources):
+        super().__init__()
+        self._wanted, self._sources = frozenset(names), sources
+
+    def get(self, key, default=None):
+        if key not in self._wanted:
+            return default
+        for name in (key, _ALIASES.get(key)):
+            for source in self._sources if name else ():
+                found = getattr(source, name, None)
+                if found is not None:
+                    return found
+        return default
+
+    def __iter__(self):
+        return iter(sorted(self._wanted))
+
+
 class Namespace:
     """`tf.estimator` and its import paths, recording use in `usage`.
 
@@ -102,9 +138,10 @@ class Namespace:
                                    [_names('export', _EXPORT)])
         self._inputs = self._proxy('tensorflow.estimator.inputs', 'tf.estimator.inputs',
                                    [_names('inputs', _INPUTS)])
-        self._experimental = self._proxy('tensorflow.estimator.experimental',
-                                         'tf.estimator.experimental',
-                                         [_names(_EXTENDERS, _EXPERIMENTAL)])
+        self._experimental = self._proxy(
+            'tensorflow.estimator.experimental', 'tf.estimator.experimental',
+            [_names(_EXTENDERS, _EXPERIMENTAL)] + [_names(module, names) for module, names
+                                                   in _EXPERIMENTAL_ELSEWHERE.items()])
         self._tpu = self._proxy('tensorflow.estimator.tpu', 'tf.estimator.tpu',
                                 [_names(_TPU, _TPU_NAMES)])
         self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
@@ -135,14 +172,19 @@ class Namespace:
             return {'export': self._export, 'inputs': self._inputs,
                     'experimental': self._experimental, 'tpu': self._tpu}.get(path) or self._stub(
                 fullname, [])
-        owner = _PRIVATE.get(path)
-        if owner is None and path.startswith('canned.'):
-            owner = 'canned'
+        if path in _PACKAGES:
+            return self._stub(fullname, [])
+        owner = _PRIVATE.get(path, 'canned' if path.startswith('canned.') else None)
         if owner is None:
             return self._stub(fullname, [])
         module = importlib.import_module(owner if owner.startswith('towers.') else
                                          _PACKAGE + owner)
-        proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, [module, self.root])
+        if path in tf115_names.NAMES:
+            sources = [_Exposed(tf115_names.NAMES[path], [module, self.root, self._export,
+                                                          self._inputs, self._experimental])]
+        else:
+            sources = [module, self.root]
+        proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, sources)
         proxy.__path__ = []
         return proxy
 
