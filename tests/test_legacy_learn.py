@@ -1,6 +1,6 @@
 """Specification of `tf.contrib.learn` under the legacy runner: contrib.learn's `RunConfig`,
-`Experiment` and `learn_runner` on `tf.estimator.Estimator`, and `datasets.base`, built here
-without installing the shim."""
+`Experiment` and `learn_runner` on `tf.estimator.Estimator` and on the interfaces `Evaluable`
+and `Trainable`, and `datasets.base`, built here without installing the shim."""
 import json
 import logging
 import os
@@ -10,12 +10,13 @@ import pytest
 
 from towers.compat import slim, tf
 from towers.legacy.contrib import learn
+from towers.legacy.contrib.tree import Contrib
 from towers.legacy.contrib.hparam import HParams
 from towers.legacy.contrib.learn import datasets, learn_runner
 from towers.legacy.contrib.learn.export import ExportStrategy
 from towers.legacy.estimator import Estimator, EstimatorError, EstimatorSpec
 from towers.legacy.estimator import run_config as core_run_config
-from towers.legacy.modules import LegacyError
+from towers.legacy.modules import LegacyError, Usage
 
 CLUSTER = {'master': ['host0:2222'], 'worker': ['host1:2222', 'host2:2222'],
            'ps': ['host3:2222']}
@@ -105,13 +106,14 @@ def test_learn_runner_stops_when_the_estimator_did_not_get_the_run_config(tmp_pa
         estimator = Estimator(model_fn, config=learn.RunConfig(model_dir=str(tmp_path / 'x')),
                               params=hparams)
         return learn.Experiment(estimator, input_fn, input_fn)
-    with pytest.raises(EstimatorError, match='has another RunConfig than the experiment_fn '
-                                             'was given'):
+    with pytest.raises(RuntimeError, match='has another RunConfig than the experiment_fn '
+                                           'was given'):
         learn_runner.run(other_config, run_config=learn.RunConfig(model_dir=str(tmp_path)))
 
 
 def test_an_unknown_schedule_names_the_schedules_there_are(tmp_path):
-    with pytest.raises(EstimatorError, match=r"no schedule 'fit'; it has .*continuous_eval.*"):
+    with pytest.raises(EstimatorError, match=r"Schedule references non-existent task 'fit'; "
+                                             r"the Experiment has .*continuous_eval.*"):
         learn_runner.run(experiment_fn, schedule='fit', hparams=HParams(learning_rate=0.1),
                          run_config=learn.RunConfig(model_dir=str(tmp_path)))
 
@@ -130,6 +132,122 @@ def test_experiment_takes_metrics_from_the_estimator_spec_only(tmp_path):
     estimator = Estimator(model_fn, model_dir=str(tmp_path), params=HParams(learning_rate=1.))
     with pytest.raises(EstimatorError, match='eval_metric_ops'):
         learn.Experiment(estimator, input_fn, input_fn, eval_metrics={'a': None})
+
+
+class RecordingEstimator(learn.Evaluable, learn.Trainable):
+    """A contrib.learn estimator that records how it is trained and evaluated."""
+
+    def __init__(self, config=None):
+        self.config = config
+        self.calls = []
+
+    model_dir = property(lambda self: '/nonexistent')
+
+    def fit(self, x=None, y=None, input_fn=None, steps=None, batch_size=None, monitors=None,
+            max_steps=None):
+        self.calls.append(('fit', input_fn, steps, max_steps, monitors))
+        return self
+
+    def evaluate(self, x=None, y=None, input_fn=None, feed_fn=None, batch_size=None,
+                 steps=None, metrics=None, name=None, checkpoint_path=None, hooks=None):
+        self.calls.append(('evaluate', input_fn, steps, metrics, name, checkpoint_path))
+        return {'global_step': 1}
+
+
+def train_input():
+    return {}, None
+
+
+def eval_input():
+    return {}, None
+
+
+def test_an_evaluable_and_trainable_estimator_must_define_fit_model_dir_and_evaluate():
+    class NoFit(learn.Evaluable, learn.Trainable):
+        model_dir = None
+
+        def evaluate(self, **kwargs):
+            return {}
+    with pytest.raises(TypeError, match='abstract'):
+        NoFit()
+
+
+def test_the_interfaces_are_importable_from_their_tf1_module_paths():
+    found = Contrib(Usage())
+    for module, name in (('evaluable', 'Evaluable'), ('trainable', 'Trainable')):
+        path = 'tensorflow.contrib.learn.python.learn.' + module
+        assert getattr(found.resolve(path), name) is getattr(learn, name)
+
+
+def test_experiment_fits_and_evaluates_a_contrib_estimator_with_its_eval_metrics(tmp_path):
+    estimator = RecordingEstimator(learn.RunConfig(model_dir=str(tmp_path)))
+    metrics = {'accuracy': object()}
+    experiment = learn.Experiment(estimator, train_input, eval_input, eval_metrics=metrics,
+                                  train_steps=7, eval_steps=3, min_eval_frequency=0)
+    assert experiment.eval_metrics is metrics
+    assert experiment.train_and_evaluate() == ({'global_step': 1}, [])
+    assert estimator.calls == [('fit', train_input, None, 7, []),
+                               ('evaluate', eval_input, 3, metrics, None, None)]
+    estimator.calls = []
+    experiment.test()
+    assert estimator.calls == [('fit', train_input, 1, None, []),
+                               ('evaluate', eval_input, 1, metrics, 'one_pass', None)]
+
+
+def test_checkpoint_and_export_gives_a_contrib_estimator_a_saver_with_the_listener(tmp_path):
+    estimator = RecordingEstimator(learn.RunConfig(model_dir=str(tmp_path),
+                                                   save_checkpoints_steps=2))
+    learn.Experiment(estimator, train_input, eval_input, checkpoint_and_export=True,
+                     min_eval_frequency=0).train_and_evaluate()
+    monitors = estimator.calls[0][-1]
+    assert [type(hook) for hook in monitors] == [tf.train.CheckpointSaverHook]
+
+
+def test_experiment_refuses_saving_listeners_with_a_contrib_estimator():
+    with pytest.raises(EstimatorError, match='`saving_listeners` must be `None`'):
+        learn.Experiment(RecordingEstimator(), train_input, eval_input, saving_listeners=[])
+
+
+def test_experiment_refuses_an_estimator_of_neither_kind():
+    with pytest.raises(EstimatorError, match=r'must implement `tf\.contrib\.learn\.Evaluable`'):
+        learn.Experiment(object(), train_input, eval_input)
+
+
+def contrib_experiment(output_dir, config=None):
+    return learn.Experiment(RecordingEstimator(config), train_input, eval_input)
+
+
+def test_learn_runner_with_output_dir_needs_a_nonempty_one():
+    with pytest.raises(EstimatorError, match='Must specify an output directory'):
+        learn_runner.run(contrib_experiment, output_dir='', schedule='test')
+
+
+def test_learn_runner_raises_type_errors_for_a_bad_experiment_builder(tmp_path):
+    with pytest.raises(TypeError, match="Experiment builder 'nothing' is not callable"):
+        learn_runner.run('nothing', output_dir=str(tmp_path))
+    with pytest.raises(TypeError, match='Experiment builder did not return an Experiment'):
+        learn_runner.run(lambda output_dir: None, output_dir=str(tmp_path))
+
+
+def test_a_schedule_naming_no_method_is_a_type_error(tmp_path):
+    with pytest.raises(TypeError, match="Schedule references non-callable member 'estimator'"):
+        learn_runner.run(contrib_experiment, output_dir=str(tmp_path), schedule='estimator')
+
+
+def test_without_a_config_the_default_schedule_is_train_and_evaluate(tmp_path):
+    assert learn_runner.default_schedule(None) == 'train_and_evaluate'
+    assert learn_runner.run(contrib_experiment, output_dir=str(tmp_path)) == (
+        {'global_step': 1}, [])
+
+
+def test_a_cluster_task_needs_a_type_with_a_default_schedule(monkeypatch):
+    monkeypatch.setenv('TF_CONFIG', json.dumps({'cluster': CLUSTER}))
+    with pytest.raises(EstimatorError, match='Must specify a schedule'):
+        learn_runner.default_schedule(learn.RunConfig())
+    monkeypatch.setenv('TF_CONFIG', json.dumps({
+        'cluster': dict(CLUSTER, evaluator=['host4:2222']), 'task': {'type': 'evaluator'}}))
+    with pytest.raises(EstimatorError, match="No default schedule for task type 'evaluator'"):
+        learn_runner.default_schedule(learn.RunConfig())
 
 
 def test_an_export_strategy_gets_the_arguments_its_export_fn_takes():

@@ -31,6 +31,8 @@ MOVED = {
         'get_variables_path': ('saved_model.path_helpers', 'get_variables_path'),
         'get_variables_dir': ('saved_model.path_helpers', 'get_variables_dir'),
         'get_assets_dir': ('saved_model.path_helpers', 'get_assets_dir')},
+    'saved_model.loader_impl': {'_parse_saved_model': ('saved_model.loader_impl',
+                                                       'parse_saved_model')},
     'feature_column.feature_column': {
         name: ('feature_column.feature_column', '_' + name) for name in (
             'numeric_column', 'bucketized_column', 'categorical_column_with_hash_bucket',

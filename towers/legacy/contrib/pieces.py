@@ -259,7 +259,8 @@ SUBMODULES = {
     'learn.utils': {'saved_model_export_utils': learn.export.__name__},
     'learn.python.learn': {name: 'towers.legacy.contrib.learn.' + module for name, module in (
         ('learn_runner', 'learn_runner'), ('experiment', 'experiment'),
-        ('run_config', 'run_config'), ('export_strategy', 'export'))},
+        ('run_config', 'run_config'), ('export_strategy', 'export'),
+        ('evaluable', 'interfaces'), ('trainable', 'interfaces'))},
     'learn.python.learn.estimators': {'run_config': learn.run_config.__name__},
     'learn.python.learn.datasets': _LEARN_DATASETS,
     'learn.python.learn.utils': {'saved_model_export_utils': learn.export.__name__},

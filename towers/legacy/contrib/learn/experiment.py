@@ -19,9 +19,10 @@ The schedules, as TF 1.x ran them:
 - `continuous_train_and_eval`: trains `train_steps_per_iteration` steps, evaluates, and again.
 - `local_run`, `test` (one step of each), `run_std_server` (a 'ps' task's).
 
-contrib.learn's own Estimator (`fit`, monitors, `eval_metrics`) is not provided: the estimator
-is a `tf.estimator.Estimator`, its metrics the `model_fn`'s `eval_metric_ops`, its monitors
-session-run hooks.
+The estimator is a `tf.estimator.Estimator` (its metrics the `model_fn`'s `eval_metric_ops`,
+its monitors session-run hooks), or one of contrib.learn's interfaces `Evaluable` and `Trainable`
+(trained by `fit`, evaluated with `eval_metrics`); contrib.learn's own estimators are not
+provided.
 """
 import math
 import os
@@ -29,6 +30,7 @@ import time
 
 from towers.compat import tf
 from towers.legacy.contrib.learn.export import ExportStrategy
+from towers.legacy.contrib.learn.interfaces import ContribAsCore, Evaluable, Trainable
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.spec import EstimatorError
 
@@ -37,8 +39,9 @@ class Experiment:
     """TF 1.x's `Experiment` (its arguments and schedules; see the module).
 
     Raises:
-      EstimatorError: `estimator` is not a `tf.estimator.Estimator`, `eval_metrics` is given,
-        an export strategy is not an `ExportStrategy`, or `train_steps_per_iteration` is not an
+      EstimatorError: `estimator` is neither a `tf.estimator.Estimator` nor an `Evaluable` and
+        `Trainable`; `eval_metrics` given with the one, `saving_listeners` with the other; an
+        export strategy is not an `ExportStrategy`, or `train_steps_per_iteration` is not an
         int.
     """
 
@@ -49,19 +52,13 @@ class Experiment:
                  delay_workers_by_global_step=False, export_strategies=None,
                  train_steps_per_iteration=None, checkpoint_and_export=False,
                  saving_listeners=None, check_interval_secs=5):
-        if not all(callable(getattr(estimator, name, None)) for name in ('train', 'evaluate')):
-            raise EstimatorError('Experiment: estimator must be a tf.estimator.Estimator, got %s'
-                                 % type(estimator).__name__)
-        if eval_metrics is not None:
-            raise EstimatorError('Experiment: eval_metrics is for tf.contrib.learn\'s own '
-                                 'Estimator; a tf.estimator.Estimator takes its metrics from '
-                                 "the model_fn's EstimatorSpec(eval_metric_ops=...) (or "
-                                 'tf.contrib.estimator.add_metrics)')
+        self._core = _as_core(estimator, eval_metrics, saving_listeners)
         if (train_steps_per_iteration is not None
                 and not isinstance(train_steps_per_iteration, int)):
             raise EstimatorError('Experiment: train_steps_per_iteration must be an int, got %r'
                                  % (train_steps_per_iteration,))
         self._estimator = estimator
+        self._eval_metrics = eval_metrics
         self._train_input_fn = train_input_fn
         self._eval_input_fn = eval_input_fn
         self._train_steps = train_steps
@@ -85,7 +82,7 @@ class Experiment:
 
     @property
     def eval_metrics(self):
-        return None
+        return self._eval_metrics
 
     @property
     def train_steps(self):
@@ -126,9 +123,8 @@ class Experiment:
             else:
                 delay_secs = min(60, task_id * 5)
         _wait(delay_secs, 'training')
-        return self._estimator.train(self._train_input_fn, hooks=list(hooks) + extra_hooks,
-                                     max_steps=self._train_steps,
-                                     saving_listeners=saving_listeners)
+        return self._core.train(self._train_input_fn, hooks=list(hooks) + extra_hooks,
+                                max_steps=self._train_steps, saving_listeners=saving_listeners)
 
     def evaluate(self, delay_secs=None, name=None):
         """Evaluates the newest checkpoint on `eval_steps` batches after `delay_secs`
@@ -137,9 +133,9 @@ class Experiment:
         return self._evaluate(name or 'one_pass')
 
     def _evaluate(self, name, checkpoint_path=None, input_fn=None):
-        return self._estimator.evaluate(input_fn or self._eval_input_fn,
-                                        steps=self._eval_steps, name=name,
-                                        checkpoint_path=checkpoint_path, hooks=self._eval_hooks)
+        return self._core.evaluate(input_fn or self._eval_input_fn, steps=self._eval_steps,
+                                   name=name, checkpoint_path=checkpoint_path,
+                                   hooks=self._eval_hooks)
 
     def local_run(self):
         """`train_and_evaluate`, evaluating every `local_eval_frequency` steps (None: after
@@ -184,8 +180,8 @@ class Experiment:
                 tf.logging.info('Stop training model as max steps reached')
                 break
             tf.logging.info('Training model for %s steps', steps)
-            self._estimator.train(self._train_input_fn, hooks=self._train_hooks,
-                                  steps=max(steps, 1), saving_listeners=self._saving_listeners)
+            self._core.train(self._train_input_fn, hooks=self._train_hooks,
+                             steps=max(steps, 1), saving_listeners=self._saving_listeners)
             checkpoint = tf.train.latest_checkpoint(self._estimator.model_dir)
             tf.logging.info('Evaluating model now.')
             eval_result = self._evaluate('one_pass', checkpoint)
@@ -241,9 +237,9 @@ class Experiment:
 
     def test(self):
         """Trains one step, evaluates one batch, exports; returns the metrics."""
-        self._estimator.train(self._train_input_fn, hooks=self._train_hooks, steps=1,
-                              saving_listeners=self._saving_listeners)
-        eval_result = self._estimator.evaluate(self._eval_input_fn, steps=1, name='one_pass')
+        self._core.train(self._train_input_fn, hooks=self._train_hooks, steps=1,
+                         saving_listeners=self._saving_listeners)
+        eval_result = self._core.evaluate(self._eval_input_fn, steps=1, name='one_pass')
         self._maybe_export(eval_result)
         return eval_result
 
@@ -323,6 +319,26 @@ class _EvaluateAfterSave(tf.train.CheckpointSaverListener):
         self._latest = latest
         self.eval_result = self._experiment._evaluate('intermediate_export', latest)
         self.export_results = self._experiment._maybe_export(self.eval_result, latest)
+
+
+def _as_core(estimator, eval_metrics, saving_listeners):
+    """What trains and evaluates `estimator` in `tf.estimator.Estimator`'s terms: itself, or
+    for an `Evaluable` and `Trainable` a `ContribAsCore`."""
+    if isinstance(estimator, Evaluable) and isinstance(estimator, Trainable):
+        if saving_listeners is not None:
+            raise EstimatorError('Experiment: `saving_listeners` must be `None` with '
+                                 "tf.contrib.learn's Evaluable and Trainable estimators")
+        return ContribAsCore(estimator, eval_metrics)
+    if not all(callable(getattr(estimator, name, None)) for name in ('train', 'evaluate')):
+        raise EstimatorError('Experiment: `estimator` must implement `tf.contrib.learn.Evaluable` '
+                             'and `Trainable`, or be a tf.estimator.Estimator, got %s'
+                             % type(estimator).__name__)
+    if eval_metrics is not None:
+        raise EstimatorError('Experiment: `eval_metrics` must be `None` with '
+                             "`tf.estimator.Estimator`: its metrics are the model_fn's "
+                             'EstimatorSpec(eval_metric_ops=...) (or '
+                             'tf.contrib.estimator.add_metrics)')
+    return estimator
 
 
 def _export_strategies(values):

@@ -33,21 +33,27 @@ def run(experiment_fn, output_dir=None, schedule=None, run_config=None, hparams=
       What the schedule returns.
 
     Raises:
-      EstimatorError: both or neither of `output_dir` and `run_config`; a `run_config` that is
-        no `tf.contrib.learn.RunConfig` or has no `model_dir`; `hparams` that are no `HParams`;
-        an `experiment_fn` that returns no `Experiment`, or builds its Estimator with another
-        configuration; a schedule the `Experiment` lacks, or no default for the task type.
+      EstimatorError: both or neither of `output_dir` and `run_config`, or an empty
+        `output_dir`; a `run_config` that is no `tf.contrib.learn.RunConfig` or has no
+        `model_dir`; `hparams` that are no `HParams`; a schedule the `Experiment` lacks, or
+        none given for a cluster task without a default (see `default_schedule`).
+      TypeError: an `experiment_fn` that is not callable or returns no `Experiment`; a
+        schedule that names no method.
+      RuntimeError: an `experiment_fn` that builds its Estimator with another configuration.
     """
     if output_dir is not None and run_config is not None:
         raise EstimatorError('learn_runner.run: give output_dir or run_config, not both')
     if output_dir is None and run_config is None:
         raise EstimatorError('learn_runner.run: give run_config (or output_dir)')
     if not callable(experiment_fn):
-        raise EstimatorError('learn_runner.run: the experiment_fn %r is not callable'
-                             % (experiment_fn,))
+        raise TypeError('learn_runner.run: Experiment builder %r is not callable'
+                        % (experiment_fn,))
     if run_config is not None:
         experiment = _checked_experiment(experiment_fn, run_config, hparams)
     else:
+        if not output_dir:
+            raise EstimatorError('learn_runner.run: Must specify an output directory (got %r)'
+                                 % (output_dir,))
         if hparams is not None:
             raise EstimatorError('learn_runner.run: an experiment_fn(output_dir) takes no '
                                  'hparams; give run_config instead of output_dir')
@@ -58,8 +64,8 @@ def run(experiment_fn, output_dir=None, schedule=None, run_config=None, hparams=
 
 def _experiment(experiment):
     if not isinstance(experiment, Experiment):
-        raise EstimatorError('learn_runner.run: the experiment_fn returned %s, not a '
-                             'tf.contrib.learn.Experiment' % type(experiment).__name__)
+        raise TypeError('learn_runner.run: Experiment builder did not return an Experiment '
+                        '(tf.contrib.learn.Experiment), got %s' % type(experiment).__name__)
     return experiment
 
 
@@ -78,37 +84,43 @@ def _checked_experiment(experiment_fn, run_config, hparams):
     experiment = _experiment(experiment_fn(run_config, hparams))
     used = experiment.estimator.config
     if not hasattr(used, 'uid'):
-        raise EstimatorError('learn_runner.run: the Experiment\'s Estimator was not given the '
-                             "experiment_fn's run_config: pass it as Estimator(config=run_config)")
+        raise RuntimeError('learn_runner.run: the Experiment\'s Estimator was not given the '
+                           "experiment_fn's run_config: pass it as Estimator(config=run_config)")
     if used.uid() != expected:
-        raise EstimatorError('learn_runner.run: the Experiment\'s Estimator has another '
-                             'RunConfig than the experiment_fn was given: expected %s, got %s'
-                             % (expected, used.uid()))
+        raise RuntimeError('learn_runner.run: the Experiment\'s Estimator has another '
+                           'RunConfig than the experiment_fn was given: expected %s, got %s'
+                           % (expected, used.uid()))
     return experiment
 
 
 def default_schedule(config):
-    """The schedule of the task `config` describes (see the module).
+    """The schedule of the task `config` (None: a single machine) describes (see the module).
 
     Raises:
-      EstimatorError: a cluster of several tasks and a task type with no default.
+      EstimatorError: a cluster of several tasks and no task type, or one with no default.
     """
-    tasks = sum(config.cluster_spec.num_tasks(job) for job in config.cluster_spec.jobs)
-    if tasks <= 1:
+    cluster = config.cluster_spec if config is not None else None
+    if not cluster or sum(cluster.num_tasks(job) for job in cluster.jobs) <= 1:
         return 'train_and_evaluate'
+    if not config.task_type:
+        raise EstimatorError('learn_runner.run: Must specify a schedule: the cluster has several '
+                             'tasks and the RunConfig (TF_CONFIG) names no task type')
     if config.task_type in _DEFAULT_SCHEDULES:
         return _DEFAULT_SCHEDULES[config.task_type]
-    raise EstimatorError('learn_runner.run: no default schedule for task type %r (there is one '
+    raise EstimatorError('learn_runner.run: No default schedule for task type %r (there is one '
                          'for %s): give schedule=' % (config.task_type,
                                                       ', '.join(sorted(_DEFAULT_SCHEDULES))))
 
 
 def _execute(experiment, schedule):
     """Runs `experiment`'s method named `schedule`."""
-    task = getattr(experiment, schedule, None)
-    if not callable(task) or schedule.startswith('_'):
+    if schedule.startswith('_') or not hasattr(experiment, schedule):
         schedules = sorted(name for name in dir(experiment) if not name.startswith('_')
                            and callable(getattr(experiment, name)))
-        raise EstimatorError('learn_runner.run: the Experiment has no schedule %r; it has %s'
-                             % (schedule, ', '.join(schedules)))
+        raise EstimatorError('learn_runner.run: Schedule references non-existent task %r; the '
+                             'Experiment has %s' % (schedule, ', '.join(schedules)))
+    task = getattr(experiment, schedule)
+    if not callable(task):
+        raise TypeError('learn_runner.run: Schedule references non-callable member %r of the '
+                        'Experiment (a %s)' % (schedule, type(task).__name__))
     return task()
