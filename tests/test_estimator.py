@@ -279,13 +279,15 @@ def test_exporters_export_the_final_the_latest_and_the_best_evaluations(tmp_path
         images = tf.placeholder(tf.float32, [None, 8, 8, 3], name='images')
         return TensorServingInputReceiver(images, {'images': images})
 
+    def later_step(best_eval_result, current_eval_result):
+        return current_eval_result['global_step'] > best_eval_result['global_step']
+
     estimator = Estimator(model_fn, str(tmp_path / 'model'),
                           RunConfig(save_checkpoints_steps=4, log_step_count_steps=None),
                           params={'run': 'exporters'})
     exporters = [FinalExporter('final', receiver),
                  LatestExporter('latest', receiver, exports_to_keep=1),
-                 BestExporter('best', receiver, compare_fn=lambda best, current:
-                              current['global_step'] > best['global_step'])]
+                 BestExporter('best', receiver, compare_fn=later_step)]
     metrics, exports = train_and_evaluate(
         estimator, TrainSpec(lambda: dataset(), max_steps=8),
         EvalSpec(lambda: dataset(repeat=False), steps=1, throttle_secs=0, exporters=exporters))

@@ -3,15 +3,19 @@
 `FinalExporter` exports once, after the evaluation at `max_steps`; `LatestExporter` after every
 evaluation, keeping the newest `exports_to_keep`; `BestExporter` when an evaluation beats the
 best so far (by `compare_fn`, the smaller loss by default; the best is first read from the
-evaluation's event files, so a restarted run remembers it). Each writes
-`export_path/<timestamp>` through `Estimator.export_saved_model`.
+evaluation's event files of the estimator's `model_dir`, so a restarted run remembers it).
+Each writes `export_path/<timestamp>` through `Estimator.export_saved_model`.
 """
 import glob
 import os
 import shutil
 
 from towers.compat import tf
+from towers.legacy.estimator import calls
 from towers.legacy.estimator.spec import EstimatorError
+
+# The arguments a `BestExporter`'s `compare_fn` takes, by name, as TF 1.15 required them.
+_COMPARE_ARGUMENTS = {'best_eval_result', 'current_eval_result'}
 
 
 class Exporter:
@@ -51,11 +55,19 @@ class _SavedModelExporter(Exporter):
                                             checkpoint_path=checkpoint_path)
 
 
+def _check_exports_to_keep(exporter, exports_to_keep):
+    if exports_to_keep is not None and exports_to_keep <= 0:
+        raise EstimatorError('%s exports_to_keep, if provided, must be a positive number (or '
+                             'None, to keep all), got %s' % (exporter, exports_to_keep))
+
+
 def _keep_newest(export_path, exports_to_keep):
-    """Removes all but the newest `exports_to_keep` timestamped exports of `export_path`."""
+    """Removes all but the newest `exports_to_keep` exports of `export_path` (its folders
+    named by a 10-digit timestamp, as TF 1.x counted them)."""
     if not exports_to_keep:
         return
-    exports = sorted((name for name in os.listdir(export_path) if name.isdigit()), key=int)
+    exports = sorted((name for name in os.listdir(export_path)
+                      if len(name) == 10 and name.isdigit()), key=int)
     for name in exports[:-exports_to_keep]:
         shutil.rmtree(os.path.join(export_path, name), ignore_errors=True)
 
@@ -77,8 +89,7 @@ class LatestExporter(_SavedModelExporter):
     def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False,
                  exports_to_keep=5):
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
-        if exports_to_keep is not None and exports_to_keep <= 0:
-            raise EstimatorError('LatestExporter exports_to_keep must be positive or None')
+        _check_exports_to_keep('LatestExporter', exports_to_keep)
         self._keep = exports_to_keep
 
     def export(self, estimator, export_path, checkpoint_path, eval_result,
@@ -105,18 +116,28 @@ class BestExporter(_SavedModelExporter):
                  event_file_pattern='eval/*.tfevents.*', compare_fn=_loss_smaller,
                  assets_extra=None, as_text=False, exports_to_keep=5):
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text)
+        if compare_fn is None:
+            raise EstimatorError('BestExporter: `compare_fn` must not be None: a function '
+                                 '(best_eval_result, current_eval_result) -> bool')
         if not callable(compare_fn):
             raise EstimatorError('BestExporter compare_fn must be callable')
+        arguments = set(calls.fn_args(compare_fn))
+        if arguments != _COMPARE_ARGUMENTS:
+            raise EstimatorError(
+                'BestExporter compare_fn %s must include best_eval_result argument and '
+                'current_eval_result argument, and no other; it takes %s'
+                % (getattr(compare_fn, '__name__', compare_fn), sorted(arguments)))
+        _check_exports_to_keep('BestExporter', exports_to_keep)
         self._compare = compare_fn
         self._pattern = event_file_pattern
         self._keep = exports_to_keep
         self._best = None
-        self._read_events = False
+        self._model_dir = None
 
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
-        if not self._read_events and self._pattern:
-            self._read_events = True
+        if self._pattern and self._model_dir != estimator.model_dir:
+            self._model_dir = estimator.model_dir
             self._best = self._best_in_events(os.path.join(estimator.model_dir, self._pattern))
         if self._best is not None and not self._compare(self._best, eval_result):
             return None
