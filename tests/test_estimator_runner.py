@@ -81,7 +81,7 @@ estimator.train(input_fn, steps=1)
 @pytest.mark.parametrize('fault, line, expected', [
     ('input', 25, 'the input_fn input_fn() returned a tuple of 3 elements: expected '
                   '(features, labels)'),
-    ('loss', 20, 'EstimatorSpec for mode TRAIN has no loss'),
+    ('loss', 20, "Missing loss. An EstimatorSpec for mode 'train' needs one"),
     ('model_dir', 24, 'is a file: expected a directory'),
 ])
 def test_what_an_estimator_cannot_use_is_one_error_line(tmp_path, fault, line, expected):

@@ -362,8 +362,11 @@ def test_tf1_private_paths_give_tf115s_names_and_no_others(tmp_path):
         from tensorflow_estimator.python.estimator import estimator, estimator_lib, training
         from tensorflow_estimator.python.estimator.export import export_lib
         from tensorflow_estimator.python.estimator.mode_keys import ModeKeys
-        print(estimator.EstimatorV2 is estimator_lib.Estimator is tf.estimator.Estimator,
-              ModeKeys is tf.estimator.ModeKeys, export_lib.PredictOutput.__name__)
+        from tensorflow.python.estimator.export import export  # TF 1.12's path
+        print(issubclass(estimator.EstimatorV2, estimator_lib.Estimator),
+              estimator_lib.Estimator is tf.estimator.Estimator,
+              ModeKeys is tf.estimator.ModeKeys, export_lib.PredictOutput.__name__,
+              tf.estimator.export.PredictOutput is export_lib.PredictOutput)
         # the implementation's own globals are not TF 1.15's names
         print(hasattr(export_lib, 'export'), hasattr(estimator, 'tf'), hasattr(training, 'tf'))
         try:
@@ -378,7 +381,7 @@ def test_tf1_private_paths_give_tf115s_names_and_no_others(tmp_path):
         ''')
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        'True True PredictOutput', 'False False False',
+        'True True True PredictOutput True', 'False False False',
         "tensorflow_estimator.python.estimator.training._TrainingExecutor: a private name of "
         "TensorFlow 1's implementation, which the runner does not give",
         'True 1.0 True _NumericColumn']

@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import unittest
 import xml.etree.ElementTree as ElementTree
 
 from towers.legacy.compare import tf1
@@ -71,7 +72,10 @@ def run_file(side, checkout, test_file, xml_path, log_path, tf1_python=None, tim
         except subprocess.TimeoutExpired:
             print('\n(stopped after %d s)' % timeout, file=log)
             return None
-    return outcomes(xml_path) if os.path.exists(xml_path) else None
+    try:
+        return outcomes(xml_path)
+    except (OSError, ElementTree.ParseError):  # it stopped before writing a whole report
+        return None
 
 
 def outcomes(xml_path):
@@ -134,12 +138,34 @@ def compare(tf1_outcomes, runner_outcomes, left_out):
             'runner_failing': failing}
 
 
+def _class_failing_its_tests(load):
+    """unittest's `loadTestsFromTestCase` (`load`), where a test class whose construction fails
+    (reading a name the runner lacks in its `__init__`) fails each of its own tests with that
+    error, instead of stopping the file's other classes from running, as absltest would."""
+    def load_tests(loader, test_case_class):
+        try:
+            return load(loader, test_case_class)
+        except Exception as err:  # the class's own constructor: its tests fail with it
+            error = err
+
+        def fail(test):
+            raise error
+        names = loader.getTestCaseNames(test_case_class) or ['runTest']
+        failing = type(test_case_class.__name__, (unittest.TestCase,), dict(
+            {name: fail for name in names}, __module__=test_case_class.__module__,
+            __qualname__=test_case_class.__qualname__))
+        return loader.suiteClass(map(failing, names))
+    return load_tests
+
+
 def _child(argv):
     """The runner's side of one file: the shim, the testing-utils finder, the file."""
     from towers.legacy import runner, shim
     checkout, test_file = argv[:2]
     usage = shim.install()
     sys.meta_path.insert(0, TestingUtilsFinder(os.path.abspath(checkout)))
+    unittest.TestLoader.loadTestsFromTestCase = _class_failing_its_tests(
+        unittest.TestLoader.loadTestsFromTestCase)
     sys.exit(runner.run_script(test_file, argv[2:], usage))
 
 

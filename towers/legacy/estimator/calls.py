@@ -2,7 +2,8 @@
 session-run hooks an Estimator adds to a training run.
 
 `input_fn` is called with whichever of `mode`, `params`, `config` it takes and may return a
-`tf.data.Dataset` (of `features` or `(features, labels)`) or `(features, labels)` or `features`;
+`tf.data.Dataset` (of `features` or `(features, labels)`) or `(features, labels)` or `features`,
+which reach the `model_fn` as given (tensors, arrays or Python values, as TF 1.15 passed them);
 `model_fn` with whichever of `features`, `labels`, `mode`, `params`, `config` it takes. What does
 not fit stops the program with one line (`EstimatorError`) naming the function and what was
 expected, where TF 1.x raised a `ValueError` from deep inside.
@@ -43,27 +44,6 @@ def _name(fn):
     return getattr(fn, '__name__', None) or type(fn).__name__
 
 
-def _is_tensor_like(value):
-    return tf.is_tensor(value) or isinstance(value, tf.SparseTensor)
-
-
-def _check_structure(value, what, fn):
-    """Raises `EstimatorError` unless `value` is a tensor or a nested structure (dicts, lists,
-    tuples) of them, as a `model_fn` may take features (one tensor per tower, say)."""
-    if _is_tensor_like(value):
-        return
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            _check_structure(item, '%s[%r]' % (what, key), fn)
-        return
-    if isinstance(value, (list, tuple)) and value:
-        for index, item in enumerate(value):
-            _check_structure(item, '%s[%d]' % (what, index), fn)
-        return
-    raise EstimatorError('the input_fn %s() gave %s as %s: expected a tensor, or a dict or list '
-                         'of tensors' % (_name(fn), type(value).__name__, what))
-
-
 def call_input_fn(input_fn, mode, params, config, num_replicas=None):
     """Builds the input of `mode` in the default graph.
 
@@ -80,9 +60,8 @@ def call_input_fn(input_fn, mode, params, config, num_replicas=None):
       each new session.
 
     Raises:
-      EstimatorError: `input_fn` returns something other than a `Dataset`, `(features,
-        labels)` or `features` (each a tensor or a structure of them); with `num_replicas`,
-        no `Dataset`.
+      EstimatorError: `input_fn` returns a tuple or list of other than 2 elements; with
+        `num_replicas`, no `Dataset`.
     """
     names, _ = arg_names(input_fn)
     given = {'mode': mode, 'params': params, 'config': config}
@@ -111,14 +90,12 @@ def _features_and_labels(result, input_fn):
     if isinstance(result, (tuple, list)):
         if len(result) != 2:
             raise EstimatorError('the input_fn %s() returned a %s of %d elements: expected '
-                                 '(features, labels), a Dataset of them, or features alone'
+                                 '(features, labels) as a len 2 tuple, a Dataset of them, or '
+                                 'features alone'
                                  % (_name(input_fn), type(result).__name__, len(result)))
         features, labels = result
     else:
         features, labels = result, None
-    _check_structure(features, 'features', input_fn)
-    if labels is not None:
-        _check_structure(labels, 'labels', input_fn)
     return features, labels
 
 
@@ -126,20 +103,28 @@ MODEL_FN_ARGS = ('features', 'labels', 'mode', 'params', 'config', 'self')
 
 
 def check_model_fn(model_fn, params):
-    """Raises `EstimatorError` where TF 1.15 refused a `model_fn`: it takes no `features`,
-    takes arguments an Estimator does not give, or no `params` though params are given."""
+    """Raises `EstimatorError` where TF 1.15 refused a `model_fn`: none given, it takes no
+    `features`, no `params` though params are given, or arguments an Estimator does not
+    give."""
+    if model_fn is None:
+        raise EstimatorError('model_fn must be provided to Estimator: a function (features, '
+                             'labels, mode, params, config) -> tf.estimator.EstimatorSpec')
     names, _ = arg_names(model_fn)
-    if 'features' not in names:
-        raise EstimatorError('the model_fn %s() must take an argument "features"; it takes (%s)'
-                             % (_name(model_fn), ', '.join(names)))
+    _check_features(model_fn, names)
+    if params is not None and 'params' not in names:
+        raise EstimatorError('model_fn %s() does not include params argument, but params are '
+                             'given to the Estimator: %r' % (_name(model_fn), params))
     unexpected = [name for name in names if name not in MODEL_FN_ARGS]
     if unexpected:
-        raise EstimatorError('the model_fn %s() takes %s, which an Estimator does not give: it '
-                             'gives %s' % (_name(model_fn), ', '.join(unexpected),
-                                           ', '.join(MODEL_FN_ARGS[:-1])))
-    if params is not None and 'params' not in names:
-        raise EstimatorError('the model_fn %s() takes no "params", but params are given to the '
-                             'Estimator: %r' % (_name(model_fn), params))
+        raise EstimatorError('model_fn %s() has following not expected args: %s (an Estimator '
+                             'gives %s)' % (_name(model_fn), ', '.join(unexpected),
+                                            ', '.join(MODEL_FN_ARGS[:-1])))
+
+
+def _check_features(model_fn, names):
+    if 'features' not in names:
+        raise EstimatorError('model_fn %s() must include features argument; it takes (%s)'
+                             % (_name(model_fn), ', '.join(names)))
 
 
 def call_model_fn(model_fn, features, labels, mode, params, config):
@@ -154,19 +139,17 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     """
     names, _ = arg_names(model_fn)
     names = tuple(name for name in names if name != 'self')
-    if 'features' not in names:
-        raise EstimatorError('the model_fn %s() must take an argument "features"; it takes (%s)'
-                             % (_name(model_fn), ', '.join(names)))
+    _check_features(model_fn, names)
     if 'labels' not in names and labels is not None:
-        raise EstimatorError('the model_fn %s() takes no "labels", but the input_fn gives labels'
-                             % _name(model_fn))
+        raise EstimatorError('model_fn does not take labels (%s() takes (%s)), but input_fn '
+                             'returns labels' % (_name(model_fn), ', '.join(names)))
     given = {'features': features, 'labels': labels, 'mode': mode, 'params': params,
              'config': config}
     tf.logging.info('Calling model_fn.')
     spec = model_fn(**{name: given[name] for name in names if name in given})
     tf.logging.info('Done calling model_fn.')
     if not isinstance(spec, EstimatorSpec):
-        raise EstimatorError('the model_fn %s() returned %s: expected a tf.estimator.EstimatorSpec'
+        raise EstimatorError('model_fn should return an EstimatorSpec: %s() returned %s'
                              % (_name(model_fn), type(spec).__name__))
     return spec
 
@@ -174,10 +157,20 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
 def batch_size(features):
     """The static batch size of `features` (the first dimension of its first tensor), or
     None when it is not known."""
-    for tensor in tf.nest.flatten(features):
+    for tensor in _leaves(features):
         if tf.is_tensor(tensor) and tensor.shape.ndims:
             return tf.compat.dimension_value(tensor.shape[0])
     return None
+
+
+def _leaves(value):
+    """The values of a nest of dicts, lists and tuples, in their order (dict keys of mixed
+    types, str and int, which `tf.nest` cannot sort, as TF 1.15 allowed them)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 class _IteratorInitializerHook(tf.train.SessionRunHook):

@@ -40,10 +40,13 @@ from towers.cluster.roles import PS_JOB, WORKER_JOB, ParameterServer, Worker
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy.estimator import distribute
+from towers.legacy.estimator.run_config import TaskType
 from towers.legacy.estimator.spec import EstimatorError
 from towers.training import preemption
 
-EVALUATOR = 'evaluator'
+EVALUATOR = TaskType.EVALUATOR
+# The task types TF 1.15's train_and_evaluate ran, in the order its error listed them.
+TASK_TYPES = (TaskType.CHIEF, EVALUATOR, TaskType.MASTER, TaskType.PS, TaskType.WORKER)
 # How long a worker waits for a parameter server that stopped answering.
 PS_TIMEOUT_SECS = 180.0
 # How often an idle evaluator looks for a new checkpoint.
@@ -78,6 +81,8 @@ def worker_placement(role, setup, session_config, replicated):
     `replicated`, a replica of the `model_fn` on each of its tower devices."""
     merged = tf.ConfigProto()
     merged.CopyFrom(session_config)
+    # RunConfig's device filters name TF_CONFIG's jobs; the runtime's jobs are the role's.
+    merged.ClearField('device_filters')
     merged.MergeFrom(setup.config)
     # The graph is built under `setup.ps_device` (replica_device_setter's merge): an op with
     # its own `tf.device` keeps it (a SyncReplicasOptimizer's accumulators and token queue on
@@ -101,11 +106,15 @@ def run(estimator, train_spec, eval_spec, evaluate_newest):
       (metrics, export results) of the evaluator's last evaluation; (None, []) elsewhere.
 
     Raises:
-      EstimatorError: `TF_CONFIG` describes no cluster this task can be part of; a
+      EstimatorError: a task type TF 1.15 did not run (its words: "Task type ... is not
+        supported"); `TF_CONFIG` describes no cluster this task can be part of; a
         distribution strategy in a cluster.
       SystemExit: the task stopped on SIGTERM or Ctrl-C (143, 130).
     """
     config = estimator.config
+    if config.task_type not in TASK_TYPES:
+        raise EstimatorError('Task type %s is not supported. Supported task types are %s '
+                             '(TF_CONFIG\'s "task")' % (config.task_type, list(TASK_TYPES)))
     if config.task_type == EVALUATOR:
         return _evaluate_continuously(train_spec, eval_spec, evaluate_newest)
     strategy = config.train_distribute

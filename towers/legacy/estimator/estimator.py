@@ -7,24 +7,24 @@
 Each call builds a new graph, as TF 1.x's did: the `input_fn`'s input (on the CPU), the
 `model_fn`'s network of one mode. `train` runs it through `towers.training.loop.train`;
 `evaluate` and `predict` restore through `towers.evaluation.Restored`; `export_saved_model`
-writes through `towers.export.save` (docs/estimator.md: what a TF 1.x user saw, and sees).
+writes the serving graph through `towers.export.save`, `experimental_export_all_saved_models`
+a graph per mode (`exporting`; docs/estimator.md: what a TF 1.x user saw, and sees).
 """
 import contextlib
 import copy
 import os
-import tempfile
 import time
 
-from towers import bars, export as export_lib
-from towers.compat import export_utils, tf
-from towers.legacy.estimator import calls, cluster, distribute, export, replicas, running
-from towers.legacy.estimator.run_config import RunConfig, default_session_config
+from towers import bars
+from towers.compat import tf
+from towers.legacy.estimator import (calls, cluster, distribute, exporting, replicas, running,
+                                     warm_start)
+from towers.legacy.estimator import spec as spec_lib
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
-from towers.legacy.estimator.warm_start import warm_start_settings
+from towers.legacy.modules import RemovedAttributeError
 from towers.training import checkpoints, preemption
 from towers.training import loop as training_loop
 
-LOSS_METRIC_KEY = 'loss'
 
 class Estimator:
     """TF 1.15's `tf.estimator.Estimator` (its arguments, methods and what they log and write).
@@ -41,42 +41,28 @@ class Estimator:
 
     Raises:
       EstimatorError: `model_dir` is a file or differs from `config.model_dir`; `config` is not
-        a `RunConfig`; `model_fn` takes no `features`, or arguments an Estimator does not give,
-        or no `params` while `params` are given.
+        a `RunConfig`; `model_fn` is None, takes no `features`, or arguments an Estimator does
+        not give, or no `params` while `params` are given; a subclass redefines a member.
     """
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None,
                  warm_start_from=None):
-        if config is None:
-            config = RunConfig()
-        elif not isinstance(config, RunConfig):
-            raise EstimatorError('config must be a tf.estimator.RunConfig, got %s'
-                                 % type(config).__name__)
-        model_dir = os.fspath(model_dir) if model_dir is not None else None
-        if model_dir and config.model_dir and model_dir != config.model_dir:
-            raise EstimatorError('model_dir are set both in constructor and RunConfig, but with '
-                                 'different values: %s and %s' % (model_dir, config.model_dir))
-        model_dir = model_dir or config.model_dir
-        if not model_dir:
-            model_dir = tempfile.mkdtemp()
-            tf.logging.warning('Using temporary folder as model directory: %s', model_dir)
-        if os.path.exists(model_dir) and not os.path.isdir(model_dir):
-            raise EstimatorError('model_dir %s is a file: expected a directory for the '
-                                 "model's checkpoints (new, or holding them)" % model_dir)
+        running.check_not_overridden(self, __name__)
+        self._config = running.config_with_model_dir(config, model_dir)
+        self._model_dir = self._config.model_dir
+        self._session_config = self._config.session_config
         calls.check_model_fn(model_fn, params)
-        self._model_dir = model_dir
-        self._config = config.replace(model_dir=model_dir)
         self._model_fn = model_fn
         self._params = copy.deepcopy(params or {})
-        self._warm_start = warm_start_settings(warm_start_from)
+        self._warm_start_settings = warm_start.warm_start_settings(warm_start_from)
         self._train_input_fn = None
         self._placement = None
         # The step timing of the last `train` (`towers.training.loop.train`'s), which TF 1.x's
         # Estimator did not keep: for `towers.benchmarks.estimator`.
         self._training_timing = None
-        self._train_devices = distribute.replica_devices(config.train_distribute,
+        self._train_devices = distribute.replica_devices(self._config.train_distribute,
                                                          'train_distribute')
-        self._eval_devices = distribute.replica_devices(config.eval_distribute,
+        self._eval_devices = distribute.replica_devices(self._config.eval_distribute,
                                                         'eval_distribute')
         tf.logging.info('Using config: %s', self._config)
 
@@ -111,9 +97,8 @@ class Estimator:
             graph.seed = self._config.tf_random_seed
         return graph
 
-    def _session_config(self, devices=None):
-        return distribute.session_config(self._config.session_config
-                                         or default_session_config(), devices)
+    def _session_config_on(self, devices=None):
+        return distribute.session_config(self._session_config, devices)
 
     # Checkpoints.
 
@@ -145,8 +130,8 @@ class Estimator:
     def _require_checkpoint(self):
         checkpoint = self.latest_checkpoint()
         if checkpoint is None:
-            raise EstimatorError('Estimator is not trained yet: no checkpoint in model_dir %s'
-                                 % self._model_dir)
+            raise EstimatorError('Could not find trained model in model_dir: %s (the Estimator '
+                                 'is not trained yet).' % self._model_dir)
         return checkpoint
 
     def eval_dir(self, name=None):
@@ -168,22 +153,23 @@ class Estimator:
         Returns:
           self.
         """
+        running.check_trains(self._config)
         if steps is not None and max_steps is not None:
             raise EstimatorError('Can not provide both steps and max_steps.')
         for name, value in (('steps', steps), ('max_steps', max_steps)):
             if value is not None and value <= 0:
                 raise EstimatorError('Must specify %s > 0, given: %s' % (name, value))
-        hooks = running.checked_hooks(hooks, 'hooks')
-        listeners = list(saving_listeners or ())
+        if max_steps is not None and self._checkpoint_step() >= max_steps:
+            tf.logging.info('Skipping training since max_steps has already saved.')
+            return self
+        hooks = running.checked_hooks(hooks)
+        listeners = running.checked_listeners(saving_listeners)
         if self._config.cluster_spec.jobs and self._placement is None:
             raise EstimatorError(
                 'Estimator.train with a TF_CONFIG cluster (task %s %s) needs the task\'s '
                 'server: train through tf.estimator.train_and_evaluate, which starts it, or '
                 'unset TF_CONFIG to train in this process'
                 % (self._config.task_type, self._config.task_id))
-        if max_steps is not None and self._checkpoint_step() >= max_steps:
-            tf.logging.info('Skipping training since max_steps has already saved.')
-            return self
         self._train_input_fn = input_fn
         with preemption.stop_signals() as stop:
             final_loss = self._train(input_fn, hooks, steps, max_steps,
@@ -206,26 +192,29 @@ class Estimator:
 
     def _train(self, input_fn, hooks, steps, max_steps, listeners):
         config = self._config
-        session_config = self._session_config(self._train_devices)
+        session_config = self._session_config_on(self._train_devices)
         placement = (self._placement(session_config) if self._placement is not None
                      else cluster.local_placement(config, session_config, self._train_devices))
         with self._new_graph().as_default(), tf.device(placement.device_fn):
             global_step = tf.train.get_or_create_global_step()
             spec, input_hooks, examples_per_step = self._training_spec(input_fn, placement)
-            if self._warm_start is not None:
-                tf.train.warm_start(*self._warm_start)
+            running.check_saver_for(listeners, config, spec.training_chief_hooks)
+            warm_start.apply(self._warm_start_settings)
             if not any(summary.op.name == 'loss'
                        for summary in tf.get_collection(tf.GraphKeys.SUMMARIES)):
                 tf.summary.scalar('loss', spec.loss)
             scaffold = spec.scaffold
             # Built when the session is made, after the hooks' `begin`: it saves the variables
             # they make too (an early-stopping hook's flag), as TF 1.x's did.
-            saver = scaffold.saver or running.collected_saver() or tf.train.Saver(
-                sharded=True, max_to_keep=config.keep_checkpoint_max,
-                keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
-                defer_build=True, save_relative_paths=True)
+            saver = scaffold.saver or running.collected_saver()
+            if saver is None:
+                saver = tf.train.Saver(
+                    sharded=True, max_to_keep=config.keep_checkpoint_max,
+                    keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
+                    defer_build=True, save_relative_paths=True)
+                tf.add_to_collection(tf.GraphKeys.SAVERS, saver)
             summary_op = ({} if not config.save_summary_steps
-                          else scaffold.summary_op or tf.summary.merge_all())
+                          else running.summary_op(scaffold))
             final = calls.FinalLossHook(spec.loss)
             train_hooks = (list(input_hooks) + list(spec.training_hooks) + hooks + [final]
                            + placement.hooks())
@@ -289,12 +278,8 @@ class Estimator:
                 features, labels, input_hooks = calls.call_input_fn(
                     input_fn, ModeKeys.EVAL, self.params, self.config)
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
-            if LOSS_METRIC_KEY in spec.eval_metric_ops:
-                raise EstimatorError('Metric with name "%s" is not allowed, because Estimator '
-                                     'already defines a default metric with the same name.'
-                                     % LOSS_METRIC_KEY)
-            metrics = dict(spec.eval_metric_ops)
-            metrics[LOSS_METRIC_KEY] = tf.metrics.mean(spec.loss)
+            warm_start.apply(self._warm_start_settings, checkpoint)
+            metrics = spec_lib.metrics_with_loss(spec)
             return {'update': tf.group(*[update for _, update in metrics.values()]),
                     'values': {key: value for key, (value, _) in metrics.items()},
                     'global_step': global_step, 'local_init': tf.local_variables_initializer(),
@@ -313,14 +298,12 @@ class Estimator:
         tf.logging.info('Finished evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
         results = dict(ends.final_ops_values['values'])
         results['global_step'] = int(ends.final_ops_values['global_step'])
-        tf.logging.info('Saving dict for global step %d: %s', results['global_step'],
-                        ', '.join('%s = %s' % item for item in sorted(results.items())))
         running.write_summaries(self.eval_dir(name), results, checkpoint)
         return results
 
     def _restored(self, build, checkpoint, statistics=None):
         return running.restored(build, checkpoint, self._config.tf_random_seed,
-                                self._session_config(), statistics)
+                                self._session_config_on(), statistics)
 
     def _statistics(self, checkpoint):
         """What `evaluate` normalises batch norm with: precise statistics of the training
@@ -329,7 +312,7 @@ class Estimator:
         if not running.precise_bn_batches() or checkpoint is None:
             return None
         return running.precise_statistics(self._train_input_fn, self._call_model_fn,
-                                          self.params, self.config, self._session_config())
+                                          self.params, self.config, self._session_config_on())
 
     # Prediction.
 
@@ -347,6 +330,8 @@ class Estimator:
             features, _, input_hooks = calls.call_input_fn(
                 input_fn, ModeKeys.PREDICT, self.params, self.config)
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
+            warm_start.apply(self._warm_start_settings, checkpoint)
+            running.warn_unless_input_ends(features)
             return {'predictions': running.selected(spec.predictions, predict_keys),
                     'local_init': tf.local_variables_initializer(),
                     'hooks': list(input_hooks) + list(spec.prediction_hooks),
@@ -363,30 +348,46 @@ class Estimator:
                            assets_extra=None, as_text=False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT):
         """Writes the `model_fn`'s network in `experimental_mode` (PREDICT), restored from the
-        newest checkpoint, as a SavedModel in a new folder `export_dir_base/<timestamp>`, with
-        a signature per `export_outputs` entry (TF 1.x's names: 'serving_default', ...);
-        `assets_extra` ({path inside assets.extra: a file}) copied beside it, its graph as
-        text with `as_text`.
+        newest checkpoint (or, before any, the warm start's), as a SavedModel in a new folder
+        `export_dir_base/<timestamp>`, with a signature per `export_outputs` entry (TF 1.x's
+        names: 'serving_default', ...); `assets_extra` ({path inside assets.extra: a file})
+        copied beside it, its graph as text with `as_text`.
 
         Returns:
           The new folder's path, as bytes (as TF 1.x returned it).
         """
-        for inside, source in (assets_extra or {}).items():
-            if not os.path.isfile(source):
-                raise EstimatorError('export_saved_model: assets_extra[%r] is %s, which is no '
-                                     'file' % (inside, source))
-        checkpoint = self._readable_checkpoint(checkpoint_path, 'export_saved_model')
-        if checkpoint is None:
-            raise EstimatorError("Couldn't find trained model at %s." % self._model_dir)
-        export_dir = export_utils.get_timestamped_export_dir(export_dir_base).decode()
-        export_lib.save(export.serving(self._call_model_fn, serving_input_receiver_fn,
-                                       experimental_mode, 'the model of %s' % self._model_dir),
-                        checkpoint, export_dir, as_text=as_text, assets_extra=assets_extra)
-        tf.logging.info('SavedModel written to: %s', export_dir)
-        return export_dir.encode()
+        if experimental_mode != ModeKeys.PREDICT:
+            return self.experimental_export_all_saved_models(
+                export_dir_base, {experimental_mode: serving_input_receiver_fn}, assets_extra,
+                as_text, checkpoint_path)
+        return exporting.export_serving(self, export_dir_base, serving_input_receiver_fn,
+                                        assets_extra, as_text, checkpoint_path)
+
+    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                             assets_extra=None, as_text=False,
+                                             checkpoint_path=None):
+        """Writes one SavedModel in a new folder `export_dir_base/<timestamp>` holding the
+        `model_fn`'s graph of each mode of `input_receiver_fn_map` (`ModeKeys` value -> its
+        receiver fn), each under its tags (TF 1.15's `EXPORT_TAG_MAP`).
+
+        Returns:
+          The new folder's path, as bytes.
+        """
+        return exporting.export_all(self, export_dir_base, input_receiver_fn_map,
+                                    assets_extra, as_text, checkpoint_path)
 
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
                           as_text=False, checkpoint_path=None, strip_default_attrs=False):
-        """TF 1.x's older name of `export_saved_model`."""
+        """TF 1.x's older name of `export_saved_model` (`EstimatorV2` has it no more)."""
         return self.export_saved_model(export_dir_base, serving_input_receiver_fn,
                                        assets_extra, as_text, checkpoint_path)
+
+
+class EstimatorV2(Estimator):
+    """TF 1.15's `tf.estimator.Estimator` of TF 2.x's API: `Estimator` without
+    `export_savedmodel`."""
+
+    @property
+    def export_savedmodel(self):
+        raise RemovedAttributeError('`Estimator.export_savedmodel` has been deprecated. Please '
+                                    'use `export_saved_model` instead.')

@@ -61,8 +61,6 @@ _PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'mode_keys': 'spec',
             'tpu': _TPU, 'tpu.tpu_estimator': _TPU, 'tpu.tpu_config': _TPU}
 # Packages of those paths: they hold their modules, imported by path.
 _PACKAGES = ('canned', 'export', 'inputs', 'hooks')
-# TF 1.15's names the runner gives under another name.
-_ALIASES = {'EstimatorV2': 'Estimator'}
 ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
          'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
 
@@ -102,7 +100,7 @@ class _LazyNames(dict):
 
 class _Exposed(dict):
     """TF 1.15's names of one module (`names`), each found in the first of `sources` (modules)
-    that has it under that name or its `_ALIASES` name; no other name."""
+    that has it; no other name."""
 
     def __init__(self, names, sources):
         super().__init__()
@@ -111,11 +109,10 @@ class _Exposed(dict):
     def get(self, key, default=None):
         if key not in self._wanted:
             return default
-        for name in (key, _ALIASES.get(key)):
-            for source in self._sources if name else ():
-                found = getattr(source, name, None)
-                if found is not None:
-                    return found
+        for source in self._sources:
+            found = getattr(source, key, None)
+            if found is not None:
+                return found
         return default
 
     def __iter__(self):
@@ -166,6 +163,10 @@ class Namespace:
             return None
         path = fullname[len(root) + 1:]
         if not path:
+            if root == 'tensorflow.python.estimator':
+                # TF <= 1.12's package: `tf.estimator`'s names, but a module of its own, so
+                # that importing its modules (`.export`) never replaces `tf.estimator`'s.
+                return self._stub(fullname, [self.root])
             return self.root if root != 'tensorflow_estimator.python.estimator' else self._stub(
                 fullname, [])
         if root in ('tensorflow.estimator', 'tensorflow_estimator.estimator'):

@@ -21,8 +21,9 @@ import time
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy.estimator import cluster
+from towers.legacy.estimator.estimator import Estimator
 from towers.legacy.estimator.exporter import Exporter
-from towers.legacy.estimator.spec import EstimatorError
+from towers.legacy.estimator.spec import EstimatorError, EstimatorTypeError
 from towers.training import checkpoints
 
 
@@ -31,12 +32,11 @@ class TrainSpec(collections.namedtuple('TrainSpec', ['input_fn', 'max_steps', 'h
     input ends); hooks: further `SessionRunHook`s of the training."""
 
     def __new__(cls, input_fn, max_steps=None, hooks=None):
-        if not callable(input_fn):
-            raise EstimatorError('TrainSpec input_fn must be callable, got %s'
-                                 % type(input_fn).__name__)
+        _check_input_fn(input_fn, 'TrainSpec')
         if max_steps is not None and max_steps <= 0:
-            raise EstimatorError('TrainSpec max_steps must be positive, given: %s' % max_steps)
-        return super().__new__(cls, input_fn, max_steps, tuple(hooks or ()))
+            raise EstimatorError('TrainSpec: Must specify max_steps > 0, given: %s'
+                                 % max_steps)
+        return super().__new__(cls, input_fn, max_steps, _checked_hooks(hooks, 'TrainSpec'))
 
 
 class EvalSpec(collections.namedtuple('EvalSpec', [
@@ -49,25 +49,68 @@ class EvalSpec(collections.namedtuple('EvalSpec', [
 
     def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
                 start_delay_secs=120, throttle_secs=600):
-        if not callable(input_fn):
-            raise EstimatorError('EvalSpec input_fn must be callable, got %s'
-                                 % type(input_fn).__name__)
+        _check_input_fn(input_fn, 'EvalSpec')
         if steps is not None and steps <= 0:
-            raise EstimatorError('EvalSpec steps must be positive, given: %s' % steps)
-        if isinstance(exporters, Exporter):
-            exporters = [exporters]
-        exporters = tuple(exporters or ())
-        names = [exporter.name for exporter in exporters]
-        for exporter in exporters:
-            if not isinstance(exporter, Exporter):
-                raise EstimatorError('EvalSpec exporters must be tf.estimator.Exporters, got %s'
-                                     % type(exporter).__name__)
-        if len(set(names)) != len(names):
-            raise EstimatorError('EvalSpec exporters must have distinct names, got %s' % names)
-        if throttle_secs < 0 or start_delay_secs < 0:
-            raise EstimatorError('EvalSpec start_delay_secs and throttle_secs must be >= 0')
-        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
+            raise EstimatorError('EvalSpec: Must specify steps > 0, given: %s' % steps)
+        if name is not None and not isinstance(name, str):
+            raise EstimatorTypeError('EvalSpec: `name` must be string, given: %r' % (name,))
+        hooks = _checked_hooks(hooks, 'EvalSpec')
+        exporters = _checked_exporters(exporters)
+        for what, value in (('start_delay_secs', start_delay_secs),
+                            ('throttle_secs', throttle_secs)):
+            if value < 0:
+                raise EstimatorError('EvalSpec: Must specify %s >= 0, given: %s'
+                                     % (what, value))
+        return super().__new__(cls, input_fn, steps, name, hooks, exporters,
                                start_delay_secs, throttle_secs)
+
+
+def _check_input_fn(input_fn, spec):
+    if not callable(input_fn):
+        raise EstimatorTypeError('%s: `input_fn` must be callable, given: %r'
+                                 % (spec, input_fn))
+
+
+def _checked_hooks(hooks, spec):
+    """`hooks` as a tuple of `tf.train.SessionRunHook`s (EstimatorTypeError when one is
+    not)."""
+    hooks = tuple(hooks or ())
+    for hook in hooks:
+        if not isinstance(hook, tf.train.SessionRunHook):
+            raise EstimatorTypeError('%s hooks: All hooks must be `SessionRunHook` instances, '
+                                     'given: %r' % (spec, hook))
+    return hooks
+
+
+def _checked_exporters(exporters):
+    """`exporters` (None, an `Exporter` or an iterable of them) as a tuple of `Exporter`s,
+    each named by a distinct non-empty string.
+
+    Raises:
+      EstimatorTypeError: `exporters` is neither, or holds something else.
+      EstimatorError: a name is empty, not a string, or repeated.
+    """
+    if isinstance(exporters, Exporter):
+        exporters = [exporters]
+    try:
+        exporters = tuple(exporters or ())
+    except TypeError:
+        exporters = None
+    if exporters is None or not all(isinstance(item, Exporter) for item in exporters):
+        raise EstimatorTypeError('EvalSpec: `exporters` must be an Exporter, an iterable of '
+                                 'Exporter, or `None`, found %r' % (exporters,))
+    names = [exporter.name for exporter in exporters]
+    for name in names:
+        if not name:
+            raise EstimatorError('EvalSpec: An Exporter cannot have a name that is `None` or '
+                                 'empty. All exporter names: %s' % names)
+        if not isinstance(name, str):
+            raise EstimatorError('EvalSpec: An Exporter must have a string name. Given: %s'
+                                 % type(name).__name__)
+    if len(set(names)) != len(names):
+        raise EstimatorError('EvalSpec: `exporters` must have unique names. All exporter '
+                             'names: %s' % names)
+    return exporters
 
 
 class _Evaluator:
@@ -155,20 +198,25 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
       (the last evaluation's metrics dict or None, the last exporters' results).
 
     Raises:
-      EstimatorError: wrong argument types; a `TF_CONFIG` this task cannot play.
+      EstimatorTypeError: `eval_spec`, `estimator` or `train_spec` (checked in that order, as
+        TF 1.15 did) is not an `EvalSpec`, `Estimator` or `TrainSpec`.
+      EstimatorError: an evaluator task other than task 0; a `TF_CONFIG` this task cannot
+        play.
     """
-    if not hasattr(estimator, 'train') or not hasattr(estimator, 'evaluate'):
-        raise EstimatorError('train_and_evaluate needs a tf.estimator.Estimator, got %s'
-                             % type(estimator).__name__)
-    if not isinstance(train_spec, TrainSpec):
-        raise EstimatorError('train_and_evaluate needs a tf.estimator.TrainSpec, got %s'
-                             % type(train_spec).__name__)
-    if not isinstance(eval_spec, EvalSpec):
-        raise EstimatorError('train_and_evaluate needs a tf.estimator.EvalSpec, got %s'
-                             % type(eval_spec).__name__)
+    for value, kind, what in ((eval_spec, EvalSpec, '`eval_spec`'),
+                              (estimator, Estimator, '`estimator`'),
+                              (train_spec, TrainSpec, '`train_spec`')):
+        if not isinstance(value, kind):
+            raise EstimatorTypeError('train_and_evaluate: %s must have type `tf.estimator.%s`, '
+                                     'given %s' % (what, kind.__name__, type(value).__name__))
     config = estimator.config
+    if config.task_type == cluster.EVALUATOR and config.task_id > 0:
+        raise EstimatorError('For distributed training, there can only be one `evaluator` '
+                             'task (with task id 0).  Given task id %s (TF_CONFIG\'s "task")'
+                             % config.task_id)
     evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
-    if config.cluster_spec.jobs:
+    # An evaluator is outside the training cluster: its `cluster_spec` is empty.
+    if config.cluster_spec.jobs or config.task_type == cluster.EVALUATOR:
         return cluster.run(estimator, train_spec, eval_spec, evaluator.evaluate_and_export)
     tf.logging.info('Start train and evaluate loop. The evaluate will happen after every '
                     'checkpoint. Checkpoint frequency is determined based on RunConfig '

@@ -1,8 +1,8 @@
-"""TF 1.15's `tf.estimator.BaselineClassifier` and `BaselineRegressor` (the v1 classes): a model
-that learns only a bias, 'baseline/bias' [logits_dimension], the same logits for every example
-(the class prior, the label mean), trained by FTRL (learning rate 0.3) by default. A yardstick
-for the other estimators and a check of an input pipeline; the features only give the batch
-size.
+"""TF 1.15's `tf.estimator.BaselineClassifier`, `BaselineRegressor` and `BaselineEstimator` (the
+v1 classes, the last with a head of the caller's): a model that learns only a bias,
+'baseline/bias' [logits_dimension], the same logits for every example (the class prior, the
+label mean), trained by FTRL (learning rate 0.3) by default. A yardstick for the other
+estimators and a check of an input pipeline; the features only give the batch size.
 """
 from towers.compat import tf
 from towers.legacy.estimator.canned import head as head_lib
@@ -76,4 +76,16 @@ class BaselineRegressor(Estimator):
         super().__init__(
             model_fn=model_fn_lib.estimator_model_fn(
                 baseline_model_fn, head=head, optimizer=optimizer, weight_column=weight_column),
+            model_dir=model_dir, config=config)
+
+
+class BaselineEstimator(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.BaselineEstimator`: a bias [logits_dimension] that
+    `head` (as `DNNEstimator`'s) turns into predictions, a loss and metrics; the other
+    arguments as `BaselineClassifier`'s."""
+
+    def __init__(self, head, model_dir=None, optimizer='Ftrl', config=None):
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                baseline_model_fn, head=head, optimizer=optimizer, weight_column=None),
             model_dir=model_dir, config=config)

@@ -1,6 +1,6 @@
-"""TF 1.15's `tf.estimator.DNNClassifier` and `DNNRegressor` (the v1 classes): a fully
-connected net over `tf.feature_column.input_layer`, trained by Adagrad (learning rate 0.05) by
-default.
+"""TF 1.15's `tf.estimator.DNNClassifier`, `DNNRegressor` and `DNNEstimator` (the v1 classes,
+the last with a head of the caller's) and `dnn_logit_fn_builder`: a fully connected net over
+`tf.feature_column.input_layer`, trained by Adagrad (learning rate 0.05) by default.
 
 Its variables are TF 1.15's, so checkpoints move both ways:
     dnn/input_from_feature_columns/input_layer/<column>_embedding/embedding_weights
@@ -14,7 +14,7 @@ from towers.legacy.estimator.canned import head as head_lib
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
 from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
 from towers.legacy.estimator.estimator import Estimator
-from towers.legacy.estimator.spec import ModeKeys
+from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 
 LEARNING_RATE = 0.05
 
@@ -53,6 +53,25 @@ def dnn_logits(features, mode, units, hidden_units, feature_columns, activation_
     return logits
 
 
+def dnn_logit_fn_builder(units, hidden_units, feature_columns, activation_fn, dropout,
+                         input_layer_partitioner, batch_norm):
+    """TF 1.15's `tf.estimator.experimental.dnn_logit_fn_builder`: a logit_fn (features, mode)
+    -> `dnn_logits` of these settings, its variables in the caller's variable scope (the DNN
+    estimators' is 'dnn').
+
+    Raises:
+      EstimatorError: `units` is not an int.
+    """
+    if not isinstance(units, int):
+        raise EstimatorError('dnn_logit_fn_builder: units must be an int.  Given type: %s'
+                             % type(units))
+
+    def dnn_logit_fn(features, mode):
+        return dnn_logits(features, mode, units, hidden_units, feature_columns, activation_fn,
+                          dropout, input_layer_partitioner, batch_norm)
+    return dnn_logit_fn
+
+
 def _dense(inputs, units, activation_fn):
     """`activation_fn(inputs @ kernel + bias)` with TF 1.x's Dense variables, 'kernel' and
     'bias', in the current variable scope."""
@@ -70,15 +89,46 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns, op
     model_fn_lib.checked_features(features, 'DNN estimator')
     with tf.variable_scope('dnn', values=tuple(features.values()),
                            partitioner=model_fn_lib.hidden_layer_partitioner(config)):
-        logits = dnn_logits(
-            features, mode, head.logits_dimension, hidden_units, feature_columns, activation_fn,
-            dropout, model_fn_lib.input_layer_partitioner(config, input_layer_partitioner),
-            batch_norm)
+        logits = dnn_logit_fn_builder(
+            head.logits_dimension, hidden_units, feature_columns, activation_fn, dropout,
+            model_fn_lib.input_layer_partitioner(config, input_layer_partitioner),
+            batch_norm)(features, mode)
         return head.create_estimator_spec(features=features, mode=mode, logits=logits,
                                           labels=labels, optimizer=optimizer)
 
 
-class DNNClassifier(Estimator):
+class DNNEstimator(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.DNNEstimator`: a DNN whose logits `head` turns into
+    predictions, a loss and metrics.
+
+    Args:
+      head: a head of `canned.head` (or any object with `logits_dimension` and
+        `create_estimator_spec(features, mode, logits, labels, optimizer)`).
+      hidden_units: ints, the width of each hidden layer, e.g. [64, 32].
+      feature_columns: the dense `tf.feature_column`s of the input.
+      model_dir, config, warm_start_from: as `Estimator`'s.
+      optimizer: 'Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD' (learning rate 0.05), a
+        `tf.train.Optimizer` or a callable returning one.
+      activation_fn: of the hidden layers, `tf.nn.relu` by default.
+      dropout: None, or the probability of dropping a hidden value while training.
+      input_layer_partitioner: the input layer's partitioner (64 MiB slices by default).
+      batch_norm: whether batch normalization follows each hidden layer.
+    """
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer='Adagrad', activation_fn=tf.nn.relu, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 batch_norm=False):
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                dnn_model_fn, head=head, hidden_units=hidden_units,
+                feature_columns=tuple(feature_columns or ()), optimizer=optimizer,
+                activation_fn=activation_fn, dropout=dropout,
+                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNClassifier(DNNEstimator):
     """TF 1.15's `tf.compat.v1.estimator.DNNClassifier`: a DNN classifier of `n_classes`.
 
     Labels are [batch] or [batch, 1]: class ids in [0, n_classes) (for 2 classes floats in
@@ -90,19 +140,11 @@ class DNNClassifier(Estimator):
     'accuracy_baseline').
 
     Args:
-      hidden_units: ints, the width of each hidden layer, e.g. [64, 32].
-      feature_columns: the dense `tf.feature_column`s of the input.
-      model_dir, config, warm_start_from: as `Estimator`'s.
       n_classes: int >= 2.
       weight_column: None, a feature key or a `numeric_column` weighting each example's loss.
       label_vocabulary: None, or the n_classes label strings.
-      optimizer: 'Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD' (learning rate 0.05), a
-        `tf.train.Optimizer` or a callable returning one.
-      activation_fn: of the hidden layers, `tf.nn.relu` by default.
-      dropout: None, or the probability of dropping a hidden value while training.
-      input_layer_partitioner: the input layer's partitioner (64 MiB slices by default).
       loss_reduction: a `tf.losses.Reduction` other than NONE.
-      batch_norm: whether batch normalization follows each hidden layer.
+      The others: as `DNNEstimator`'s.
     """
 
     def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
@@ -110,18 +152,14 @@ class DNNClassifier(Estimator):
                  activation_fn=tf.nn.relu, dropout=None, input_layer_partitioner=None,
                  config=None, warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
                  batch_norm=False):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
         super().__init__(
-            model_fn=model_fn_lib.estimator_model_fn(
-                dnn_model_fn, head=head, hidden_units=hidden_units,
-                feature_columns=tuple(feature_columns or ()), optimizer=optimizer,
-                activation_fn=activation_fn, dropout=dropout,
-                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction),
+            hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            input_layer_partitioner, config, warm_start_from, batch_norm)
 
 
-class DNNRegressor(Estimator):
+class DNNRegressor(DNNEstimator):
     """TF 1.15's `tf.compat.v1.estimator.DNNRegressor`: a DNN regressor of `label_dimension`
     values per example.
 
@@ -137,11 +175,7 @@ class DNNRegressor(Estimator):
                  weight_column=None, optimizer='Adagrad', activation_fn=tf.nn.relu,
                  dropout=None, input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=tf.losses.Reduction.SUM, batch_norm=False):
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            model_fn=model_fn_lib.estimator_model_fn(
-                dnn_model_fn, head=head, hidden_units=hidden_units,
-                feature_columns=tuple(feature_columns or ()), optimizer=optimizer,
-                activation_fn=activation_fn, dropout=dropout,
-                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
+            hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            input_layer_partitioner, config, warm_start_from, batch_norm)

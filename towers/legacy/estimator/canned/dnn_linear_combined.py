@@ -1,8 +1,9 @@
-"""TF 1.15's `tf.estimator.DNNLinearCombinedClassifier` and `DNNLinearCombinedRegressor` (the v1
-classes): wide and deep, the logits of a linear model (variables under 'linear', as
-`LinearClassifier`'s) plus those of a DNN (under 'dnn', as `DNNClassifier`'s), each part trained
-by its own optimizer on its own variables: FTRL at min(0.005, 1/sqrt(linear columns)) and
-Adagrad at 0.001 by default. One training step steps the global step once.
+"""TF 1.15's `tf.estimator.DNNLinearCombinedClassifier`, `DNNLinearCombinedRegressor` and
+`DNNLinearCombinedEstimator` (the v1 classes, the last with a head of the caller's): wide and
+deep, the logits of a linear model (variables under 'linear', as `LinearClassifier`'s) plus
+those of a DNN (under 'dnn', as `DNNClassifier`'s), each part trained by its own optimizer on
+its own variables: FTRL at min(0.005, 1/sqrt(linear columns)) and Adagrad at 0.001 by
+default. One training step steps the global step once.
 """
 from towers.compat import tf
 from towers.legacy.estimator.canned import head as head_lib
@@ -73,32 +74,32 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
                                       train_op_fn=train_op_fn)
 
 
-class DNNLinearCombinedClassifier(Estimator):
-    """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedClassifier`: a wide-and-deep
-    classifier of `n_classes`; labels, loss, predictions and metrics as `DNNClassifier`'s.
+class DNNLinearCombinedEstimator(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedEstimator`: wide and deep, whose
+    summed logits `head` (as `DNNEstimator`'s) turns into predictions, a loss and metrics.
 
     Args:
-      model_dir, config, warm_start_from: as `Estimator`'s.
+      model_dir, config, warm_start_from: as `Estimator`'s (TF 1.15's class lacked
+        warm_start_from and batch_norm; its classifier and regressor had them).
       linear_feature_columns: the columns of the linear part (None: no linear part).
       linear_optimizer: 'Ftrl' by default; a name gets min(0.005, 1/sqrt(len(columns))).
       dnn_feature_columns: the dense columns of the DNN part (None: no DNN part).
       dnn_optimizer: 'Adagrad' by default; a name gets the learning rate 0.001.
       dnn_hidden_units, dnn_activation_fn, dnn_dropout, batch_norm: the DNN part's, as
-        `DNNClassifier`'s hidden_units, activation_fn, dropout, batch_norm.
-      n_classes, weight_column, label_vocabulary, input_layer_partitioner, loss_reduction: as
-        `DNNClassifier`'s.
+        `DNNEstimator`'s hidden_units, activation_fn, dropout, batch_norm.
+      input_layer_partitioner: as `DNNEstimator`'s.
       linear_sparse_combiner: the linear part's sparse_combiner ('sum', 'mean', 'sqrtn').
+
+    Raises:
+      EstimatorError: neither part has columns; the DNN part has no hidden units.
     """
 
-    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
-                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
-                 config=None, warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
-                 batch_norm=False, linear_sparse_combiner='sum'):
+    def __init__(self, head, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer='Ftrl', dnn_feature_columns=None, dnn_optimizer='Adagrad',
+                 dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
+                 input_layer_partitioner=None, config=None, linear_sparse_combiner='sum',
+                 warm_start_from=None, batch_norm=False):
         _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units)
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
         super().__init__(
             model_fn=model_fn_lib.estimator_model_fn(
                 dnn_linear_combined_model_fn, head=head,
@@ -111,7 +112,31 @@ class DNNLinearCombinedClassifier(Estimator):
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
-class DNNLinearCombinedRegressor(Estimator):
+class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):
+    """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedClassifier`: a wide-and-deep
+    classifier of `n_classes`; labels, loss, predictions and metrics as `DNNClassifier`'s.
+
+    Args:
+      n_classes, weight_column, label_vocabulary, loss_reduction: as `DNNClassifier`'s.
+      The others: as `DNNLinearCombinedEstimator`'s.
+    """
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
+                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, input_layer_partitioner=None,
+                 config=None, warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
+                 batch_norm=False, linear_sparse_combiner='sum'):
+        super().__init__(
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction),
+            model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, config, linear_sparse_combiner, warm_start_from,
+            batch_norm)
+
+
+class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
     """TF 1.15's `tf.compat.v1.estimator.DNNLinearCombinedRegressor`: a wide-and-deep regressor
     of `label_dimension` values per example; labels, loss, predictions and metrics as
     `DNNRegressor`'s, the other arguments as `DNNLinearCombinedClassifier`'s."""
@@ -122,15 +147,9 @@ class DNNLinearCombinedRegressor(Estimator):
                  weight_column=None, input_layer_partitioner=None, config=None,
                  warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
                  batch_norm=False, linear_sparse_combiner='sum'):
-        _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units)
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            model_fn=model_fn_lib.estimator_model_fn(
-                dnn_linear_combined_model_fn, head=head,
-                linear_feature_columns=linear_feature_columns,
-                linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
-                dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
-                dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
-                input_layer_partitioner=input_layer_partitioner, batch_norm=batch_norm,
-                linear_sparse_combiner=linear_sparse_combiner),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
+            model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, config, linear_sparse_combiner, warm_start_from,
+            batch_norm)

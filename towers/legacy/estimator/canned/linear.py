@@ -1,5 +1,6 @@
-"""TF 1.15's `tf.estimator.LinearClassifier` and `LinearRegressor` (the v1 classes): a linear
-model over `tf.feature_column.linear_model`, trained by FTRL (learning rate 0.2) by default.
+"""TF 1.15's `tf.estimator.LinearClassifier`, `LinearRegressor` and `LinearEstimator` (the v1
+classes, the last with a head of the caller's) and `linear_logit_fn_builder`: a linear model
+over `tf.feature_column.linear_model`, trained by FTRL (learning rate 0.2) by default.
 
 Its variables are TF 1.15's: 'linear/linear_model/<column>/weights' and
 'linear/linear_model/bias_weights' (in the graph each a partitioned variable, '/part_0' without
@@ -38,6 +39,15 @@ def linear_logits(features, units, feature_columns, sparse_combiner):
     return logits
 
 
+def linear_logit_fn_builder(units, feature_columns, sparse_combiner='sum'):
+    """TF 1.15's `tf.estimator.experimental.linear_logit_fn_builder`: a logit_fn (features) ->
+    `linear_logits` of these settings, its variables under 'linear_model' in the caller's
+    variable scope (the linear estimators' is 'linear')."""
+    def linear_logit_fn(features):
+        return linear_logits(features, units, feature_columns, sparse_combiner)
+    return linear_logit_fn
+
+
 def default_learning_rate(feature_columns, highest):
     """TF 1.x's learning rate of FTRL when the optimizer was not given: 1/sqrt(columns), at most
     `highest`."""
@@ -53,7 +63,8 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
     model_fn_lib.checked_features(features, 'Linear estimator')
     with tf.variable_scope('linear', values=tuple(features.values()),
                            partitioner=model_fn_lib.input_layer_partitioner(config, partitioner)):
-        logits = linear_logits(features, head.logits_dimension, feature_columns, sparse_combiner)
+        logits = linear_logit_fn_builder(head.logits_dimension, feature_columns,
+                                         sparse_combiner)(features)
         optimizer = get_optimizer_instance(
             optimizer or tf.train.FtrlOptimizer(
                 default_learning_rate(feature_columns, LEARNING_RATE)),
@@ -62,27 +73,23 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
                                           labels=labels, optimizer=optimizer)
 
 
-class LinearClassifier(Estimator):
-    """TF 1.15's `tf.compat.v1.estimator.LinearClassifier`: a linear classifier of `n_classes`.
-
-    Labels, loss, predictions and metrics are as `DNNClassifier`'s.
+class LinearEstimator(Estimator):
+    """TF 1.15's `tf.compat.v1.estimator.LinearEstimator`: a linear model whose logits `head`
+    turns into predictions, a loss and metrics.
 
     Args:
+      head: as `DNNEstimator`'s.
       feature_columns: the `tf.feature_column`s of the input (categorical ones too).
-      model_dir, config, warm_start_from: as `Estimator`'s.
-      n_classes, weight_column, label_vocabulary, loss_reduction: as `DNNClassifier`'s.
+      model_dir, config, warm_start_from: as `Estimator`'s (TF 1.15's class lacked
+        warm_start_from; its classifier and regressor had it).
       optimizer: 'Ftrl' (learning rate 0.2), another name, a `tf.train.Optimizer`, a callable
         returning one, or None: FTRL at min(0.2, 1/sqrt(len(feature_columns))).
       partitioner: the variables' partitioner (64 MiB slices by default).
       sparse_combiner: 'sum', 'mean' or 'sqrtn', for multivalent categorical columns.
     """
 
-    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer='Ftrl', config=None, partitioner=None,
-                 warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
-                 sparse_combiner='sum'):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
+    def __init__(self, head, feature_columns, model_dir=None, optimizer='Ftrl', config=None,
+                 partitioner=None, sparse_combiner='sum', warm_start_from=None):
         super().__init__(
             model_fn=model_fn_lib.estimator_model_fn(
                 linear_model_fn, head=head, feature_columns=tuple(feature_columns or ()),
@@ -90,7 +97,28 @@ class LinearClassifier(Estimator):
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
-class LinearRegressor(Estimator):
+class LinearClassifier(LinearEstimator):
+    """TF 1.15's `tf.compat.v1.estimator.LinearClassifier`: a linear classifier of `n_classes`.
+
+    Labels, loss, predictions and metrics are as `DNNClassifier`'s.
+
+    Args:
+      n_classes, weight_column, label_vocabulary, loss_reduction: as `DNNClassifier`'s.
+      The others: as `LinearEstimator`'s.
+    """
+
+    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer='Ftrl', config=None, partitioner=None,
+                 warm_start_from=None, loss_reduction=tf.losses.Reduction.SUM,
+                 sparse_combiner='sum'):
+        super().__init__(
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction),
+            feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            warm_start_from)
+
+
+class LinearRegressor(LinearEstimator):
     """TF 1.15's `tf.compat.v1.estimator.LinearRegressor`: a linear regressor of
     `label_dimension` values per example; labels, loss, predictions and metrics as
     `DNNRegressor`'s, the other arguments as `LinearClassifier`'s."""
@@ -98,9 +126,7 @@ class LinearRegressor(Estimator):
     def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
                  optimizer='Ftrl', config=None, partitioner=None, warm_start_from=None,
                  loss_reduction=tf.losses.Reduction.SUM, sparse_combiner='sum'):
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            model_fn=model_fn_lib.estimator_model_fn(
-                linear_model_fn, head=head, feature_columns=tuple(feature_columns or ()),
-                optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
-            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
+            feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            warm_start_from)
