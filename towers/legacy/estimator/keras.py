@@ -31,12 +31,11 @@ from towers.compat import keras, tf
 from towers.legacy.estimator import export
 from towers.legacy.estimator.estimator import Estimator
 from towers.legacy.estimator.run_config import RunConfig
-from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, ModeKeys
+from towers.legacy.estimator.spec import SERVING_KEY, EstimatorError, EstimatorSpec, ModeKeys
 from towers.legacy.estimator.warm_start import WarmStartSettings
 
 KERAS_DIR = 'keras'
 KERAS_CHECKPOINT = 'keras_model.ckpt'
-SERVING_KEY = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 
 def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
