@@ -10,11 +10,15 @@ writes through `towers.export.save`. The modules:
 - `run_config`: `RunConfig` (TF 1.15's arguments and defaults, `TF_CONFIG`'s cluster and task);
 - `calls`: calling `input_fn` and `model_fn`, and the hooks an Estimator adds to training;
 - `estimator`: `Estimator`;
+- `running`: the sessions of evaluation and prediction, and what they write;
 - `training`: `TrainSpec`, `EvalSpec`, `train_and_evaluate`; `exporter`: the exporters;
-- `export`: `tf.estimator.export` (receivers, export outputs); `warm_start`: `WarmStartSettings`;
+- `hooks`: `tf.estimator.experimental`'s `InMemoryEvaluatorHook` and
+  `make_stop_at_checkpoint_step_hook`;
+- `export`: `tf.estimator.export` (receivers, export outputs); `exporting`: the SavedModels an
+  Estimator writes (one mode, or all of them); `warm_start`: `WarmStartSettings`;
 - `canned` and `inputs`: the canned estimators over `tf.feature_column`, `numpy_input_fn`;
 - `namespace`: the module objects a script imports (`tf.estimator`, `tensorflow_estimator`,
-  `tensorflow.python.estimator.*`).
+  `tensorflow.python.estimator.*`), with TF 1.15's names at each path (`tf115_names`).
 
 It imports as a library too, without the runner: `from towers.legacy.estimator import
 Estimator, EstimatorSpec, ModeKeys, RunConfig`.

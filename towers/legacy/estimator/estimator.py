@@ -19,7 +19,6 @@ from towers import bars
 from towers.compat import tf
 from towers.legacy.estimator import (calls, cluster, distribute, exporting, replicas, running,
                                      warm_start)
-from towers.legacy.estimator import spec as spec_lib
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.modules import RemovedAttributeError
 from towers.training import checkpoints, preemption
@@ -279,12 +278,7 @@ class Estimator:
                     input_fn, ModeKeys.EVAL, self.params, self.config)
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
             warm_start.apply(self._warm_start_settings, checkpoint)
-            metrics = spec_lib.metrics_with_loss(spec)
-            return {'update': tf.group(*[update for _, update in metrics.values()]),
-                    'values': {key: value for key, (value, _) in metrics.items()},
-                    'global_step': global_step, 'local_init': tf.local_variables_initializer(),
-                    'hooks': list(input_hooks) + list(spec.evaluation_hooks),
-                    'saver': spec.scaffold.saver}
+            return running.evaluation_outputs(spec, global_step, input_hooks)
 
         tf.logging.info('Starting evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
         with self._restored(build, checkpoint, self._statistics(checkpoint)) as net:

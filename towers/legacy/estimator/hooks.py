@@ -14,7 +14,6 @@ import time
 from towers.compat import tf
 from towers.evaluation.restore import load_variables
 from towers.legacy.estimator import calls, running
-from towers.legacy.estimator import spec as spec_lib
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.training import checkpoints
 
@@ -79,11 +78,7 @@ class InMemoryEvaluatorHook(tf.train.SessionRunHook):
         if spec.scaffold.init_fn is not None:
             raise EstimatorError('InMemoryEvaluator does not support custom init_fn: the '
                                  "model_fn's EVAL scaffold has one")
-        metrics = spec_lib.metrics_with_loss(spec)
-        return {'update': tf.group(*[update for _, update in metrics.values()]),
-                'values': {key: value for key, (value, _) in metrics.items()},
-                'global_step': global_step, 'local_init': tf.local_variables_initializer(),
-                'hooks': list(input_hooks) + list(spec.evaluation_hooks)}
+        return running.evaluation_outputs(spec, global_step, input_hooks)
 
     def after_create_session(self, session, coord):
         """Evaluates the values training starts from."""

@@ -15,7 +15,8 @@ from towers.evaluation import PreciseBN, PreparedBatch, Restored, pipeline_batch
 from towers.evaluation.restore import load_variables, restore_checkpoint
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.run_config import RunConfig, TaskType, default_session_config
-from towers.legacy.estimator.spec import EstimatorError, EstimatorTypeError, ModeKeys
+from towers.legacy.estimator.spec import (EstimatorError, EstimatorTypeError, ModeKeys,
+                                          metrics_with_loss)
 from towers.training import checkpoints
 
 
@@ -378,3 +379,16 @@ def _summary_values(key, value):
     tf.logging.warning('Skipping summary for %s, must be a float, np.float32, np.int64, '
                        'np.int32 or int or np.ndarray or a serialized string of Summary.', key)
     return []
+
+
+def evaluation_outputs(spec, global_step, input_hooks):
+    """What an evaluation of the EVAL `spec` runs: a dict of 'update' (every metric's update
+    op), 'values' (name -> value tensor; the mean loss as 'loss'), 'global_step',
+    'local_init', 'hooks' (the input's and the spec's evaluation hooks) and 'saver' (the
+    scaffold's, or None)."""
+    metrics = metrics_with_loss(spec)
+    return {'update': tf.group(*[update for _, update in metrics.values()]),
+            'values': {key: value for key, (value, _) in metrics.items()},
+            'global_step': global_step, 'local_init': tf.local_variables_initializer(),
+            'hooks': list(input_hooks) + list(spec.evaluation_hooks),
+            'saver': spec.scaffold.saver}
