@@ -13,6 +13,7 @@ import pytest
 from towers.compat import tf
 from towers.errors import TowersError
 from towers.legacy.contrib import Contrib, tpu
+from towers.legacy.contrib.tpu_spec import TPUEstimatorSpec
 from towers.legacy.estimator import EstimatorError, EstimatorSpec, ModeKeys
 from towers.legacy.modules import LegacyError, Usage
 
@@ -311,3 +312,16 @@ def test_a_host_call_writing_contrib_summaries_writes_them_each_step(tmp_path):
              for event in tf.train.summary_iterator(path)
              for value in event.summary.value if value.tag == 'host_loss']
     assert len(steps) == 3 and set(steps) <= {0, 1, 2, 3}
+
+
+def test_tpu_estimator_spec_refuses_a_hook_that_is_not_one_with_a_type_error():
+    with pytest.raises(TypeError, match='All hooks must be SessionRunHook instances'):
+        TPUEstimatorSpec(ModeKeys.TRAIN, loss=tf.constant(1.), train_op=tf.no_op(),
+                         training_hooks=['not a hook'])
+
+
+def test_tpu_run_config_keeps_its_session_config_in_a_cluster(monkeypatch):
+    monkeypatch.setenv('TF_CONFIG', json.dumps({
+        'cluster': {'chief': ['host0:2222'], 'worker': ['host1:2222']},
+        'task': {'type': 'worker', 'index': 0}}))
+    assert tpu.RunConfig().session_config is None

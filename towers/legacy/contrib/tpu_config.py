@@ -174,6 +174,10 @@ class RunConfig(core_run_config.RunConfig):
               and self.task_type != core_run_config.TaskType.EVALUATOR):
             self._evaluation_master = self._master
 
+    def _maybe_overwrite_session_config_for_distributed_training(self):
+        """Nothing: TF 1.15's TPU RunConfig kept `session_config` as given, also in a
+        cluster (no device filters of the task added)."""
+
     @property
     def tpu_config(self):
         return self._tpu_config

@@ -18,7 +18,7 @@ import inspect
 from towers.compat import tf
 from towers.legacy.contrib import summary
 from towers.legacy.estimator import calls
-from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
+from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, EstimatorTypeError
 
 
 class TPUEstimatorSpec(collections.namedtuple('TPUEstimatorSpec', [
@@ -37,7 +37,9 @@ class TPUEstimatorSpec(collections.namedtuple('TPUEstimatorSpec', [
 
     Raises:
       EstimatorError: `eval_metrics` or `host_call` is not (a function, a list or dict of
-        tensors matching its arguments); a hook is not a `tf.train.SessionRunHook`.
+        tensors matching its arguments).
+      EstimatorTypeError: a hook is not a `tf.train.SessionRunHook` (a TypeError, as in
+        TF 1.15).
     """
 
     def __new__(cls, mode, predictions=None, loss=None, train_op=None, eval_metrics=None,
@@ -50,8 +52,8 @@ class TPUEstimatorSpec(collections.namedtuple('TPUEstimatorSpec', [
                                                   prediction_hooks)]
         for hook in sum(hooks, ()):
             if not isinstance(hook, tf.train.SessionRunHook):
-                raise EstimatorError('TPUEstimatorSpec hooks must be tf.train.SessionRunHooks, '
-                                     'got %s' % type(hook).__name__)
+                raise EstimatorTypeError('TPUEstimatorSpec: All hooks must be SessionRunHook '
+                                         'instances, given: %r' % (hook,))
         if scaffold_fn is not None and not callable(scaffold_fn):
             raise EstimatorError('TPUEstimatorSpec scaffold_fn must be a function returning a '
                                  'tf.train.Scaffold, got %s' % type(scaffold_fn).__name__)
