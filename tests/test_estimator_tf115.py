@@ -2,6 +2,7 @@
 behaviour: what `input_fn` may return, the argument checks (their exception types and phrases),
 warm starting before any checkpoint, the metrics `evaluate` writes, and the exports."""
 import glob
+import logging
 import os
 
 import numpy as np
@@ -231,6 +232,8 @@ def test_predict_keys_select_among_dict_predictions_only(tmp_path):
 
 def test_predict_warns_of_an_input_that_never_ends(tmp_path, caplog):
     estimator = trained(tmp_path)
+    # whatever level the process's scripts left TensorFlow's logger at (towers.cli: ERROR)
+    caplog.set_level(logging.WARNING, logger='tensorflow')
     next(estimator.predict(tensor_input_fn))
     assert 'Input graph does not use tf.data.Dataset or contain a QueueRunner' in caplog.text
 
