@@ -78,7 +78,8 @@ class ProxyModule(types.ModuleType):
 
     def __getattr__(self, attr):
         # Private and special names (`__path__`, `__wrapped__`, ...) are the import system's
-        # and inspect's probes: they must fail as plain AttributeErrors.
+        # and inspect's probes: they must fail as plain AttributeErrors (a private one saying
+        # it is one, which `towers.legacy.compare.suite` reads).
         display, sources, usage, record_names, missing = self.__dict__['_proxy']
         if attr.startswith('__'):
             raise AttributeError(attr)
