@@ -18,7 +18,7 @@ import inspect
 from towers.compat import tf
 from towers.legacy.contrib import summary
 from towers.legacy.estimator import calls
-from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, EstimatorTypeError
+from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec, checked_instances
 
 
 class TPUEstimatorSpec(collections.namedtuple('TPUEstimatorSpec', [
@@ -50,10 +50,8 @@ class TPUEstimatorSpec(collections.namedtuple('TPUEstimatorSpec', [
                 _check_host_call(name, host_call_pair)
         hooks = [tuple(hooks or ()) for hooks in (training_hooks, evaluation_hooks,
                                                   prediction_hooks)]
-        for hook in sum(hooks, ()):
-            if not isinstance(hook, tf.train.SessionRunHook):
-                raise EstimatorTypeError('TPUEstimatorSpec: All hooks must be SessionRunHook '
-                                         'instances, given: %r' % (hook,))
+        checked_instances(sum(hooks, ()), tf.train.SessionRunHook, 'TPUEstimatorSpec: All '
+                          'hooks must be SessionRunHook instances, given: %r')
         if scaffold_fn is not None and not callable(scaffold_fn):
             raise EstimatorError('TPUEstimatorSpec scaffold_fn must be a function returning a '
                                  'tf.train.Scaffold, got %s' % type(scaffold_fn).__name__)

@@ -15,7 +15,7 @@ from towers.evaluation import PreciseBN, PreparedBatch, Restored, pipeline_batch
 from towers.evaluation.restore import load_variables, restore_checkpoint
 from towers.legacy.estimator import calls
 from towers.legacy.estimator.run_config import RunConfig, TaskType, default_session_config
-from towers.legacy.estimator.spec import (EstimatorError, EstimatorTypeError, ModeKeys,
+from towers.legacy.estimator.spec import (EstimatorError, ModeKeys, checked_instances,
                                           metrics_with_loss)
 from towers.training import checkpoints
 
@@ -185,11 +185,7 @@ def checked_listeners(listeners):
 
 
 def _checked(items, kind, message):
-    items = list(items or ())
-    for item in items:
-        if not isinstance(item, kind):
-            raise EstimatorTypeError(message % (item,))
-    return items
+    return list(checked_instances(items, kind, message))
 
 
 def config_with_model_dir(config, model_dir):

@@ -186,13 +186,22 @@ def _checked_export_outputs(export_outputs, predictions):
     return export_outputs
 
 
+def checked_instances(items, kind, message):
+    """`items` (None or an iterable) as a tuple, each an instance of `kind`.
+
+    Raises:
+      EstimatorTypeError: `message % (item,)` of the first item that is not.
+    """
+    items = tuple(items or ())
+    for item in items:
+        if not isinstance(item, kind):
+            raise EstimatorTypeError(message % (item,))
+    return items
+
+
 def _checked_hooks(hooks, field):
-    hooks = tuple(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, tf.train.SessionRunHook):
-            raise EstimatorTypeError('EstimatorSpec %s: All hooks must be SessionRunHook '
-                                     'instances, given: %r' % (field, hook))
-    return hooks
+    return checked_instances(hooks, tf.train.SessionRunHook, 'EstimatorSpec %s: All hooks '
+                             'must be SessionRunHook instances, given: %%r' % field)
 
 
 def _checked_metrics(metrics):

@@ -23,7 +23,7 @@ from towers.errors import TowersError
 from towers.legacy.estimator import cluster
 from towers.legacy.estimator.estimator import Estimator
 from towers.legacy.estimator.exporter import Exporter
-from towers.legacy.estimator.spec import EstimatorError, EstimatorTypeError
+from towers.legacy.estimator.spec import EstimatorError, EstimatorTypeError, checked_instances
 from towers.training import checkpoints
 
 
@@ -74,12 +74,8 @@ def _check_input_fn(input_fn, spec):
 def _checked_hooks(hooks, spec):
     """`hooks` as a tuple of `tf.train.SessionRunHook`s (EstimatorTypeError when one is
     not)."""
-    hooks = tuple(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, tf.train.SessionRunHook):
-            raise EstimatorTypeError('%s hooks: All hooks must be `SessionRunHook` instances, '
-                                     'given: %r' % (spec, hook))
-    return hooks
+    return checked_instances(hooks, tf.train.SessionRunHook, '%s hooks: All hooks must be '
+                             '`SessionRunHook` instances, given: %%r' % spec)
 
 
 def _checked_exporters(exporters):
