@@ -12,15 +12,16 @@ import functools
 import inspect
 import time
 
-from towers.compat import internal, tf
+from towers.compat import tf
 from towers.legacy.estimator import distribute
+from towers.legacy.estimator import spec as spec_lib
 from towers.legacy.estimator.spec import EstimatorError, EstimatorSpec
 from towers.training import hooks as hooks_lib
 from towers.training import progress
 
-# TF 1.x's `tensorflow.python.estimator.util.fn_args` (OpenNMT-tf v1 imported it): TensorFlow's
-# own, which that module re-exported.
-fn_args = internal('util.function_utils').fn_args
+# TF 1.x's `tensorflow.python.estimator.util.fn_args` (OpenNMT-tf v1 imported it), this
+# module being that path's: TensorFlow's own, which that module re-exported.
+fn_args = spec_lib.fn_args
 
 
 def arg_names(fn):

@@ -25,7 +25,8 @@ AVERAGE_LOSS_METRIC_KEY = 'average_loss'
 Metric = keras.metrics.Metric
 SERVING_KEY = tf.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
 _variables = internal('ops.variables')
-_fn_args = internal('util.function_utils').fn_args
+# The argument names of a function (or partial), as TF 1.x's `util.fn_args` gave them.
+fn_args = internal('util.function_utils').fn_args
 
 
 class EstimatorError(LegacyError, ValueError):
@@ -269,7 +270,7 @@ def call_logit_fn(logit_fn, features, mode, params, config):
       EstimatorError: it returned something else.
     """
     given = {'mode': mode, 'params': params, 'config': config}
-    logits = logit_fn(features=features, **{name: given[name] for name in _fn_args(logit_fn)
+    logits = logit_fn(features=features, **{name: given[name] for name in fn_args(logit_fn)
                                             if name in given})
     if not (isinstance(logits, tf.Tensor) or (isinstance(logits, dict) and all(
             isinstance(key, str) and isinstance(value, tf.Tensor)
