@@ -22,9 +22,11 @@ from towers.evaluation import batch_norm
 
 
 def restore_checkpoint(saver, sess, checkpoint):
-    """`saver.restore`, with its failures as one line naming `checkpoint`."""
+    """`saver.restore` in `sess`'s graph (also where TensorFlow 2 behaviour runs eagerly outside
+    graphs), with its failures as one line naming `checkpoint`."""
     try:
-        saver.restore(sess, checkpoint)
+        with sess.graph.as_default():
+            saver.restore(sess, checkpoint)
     except ValueError as err:
         raise TowersError('cannot restore the network from checkpoint %s: %s'
                           % (checkpoint, err))

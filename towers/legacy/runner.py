@@ -2,6 +2,7 @@
 
     towers-legacy [--legacy_devices N] path/to/script.py [the script's own flags]
     towers-legacy [--legacy_devices N] -m package.module [flags]   # as `python -m` runs it
+    towers-legacy --tf2 path/to/tf2_program.py [flags]   # TF 2 behaviour, TF 2.15's tf.estimator
     towers-legacy --check path/to/script.py      # what it uses, and whether it is provided
     towers-legacy --provided                     # the table of tf.contrib pieces provided
     towers-legacy --compare_tf1 path/to/script.py [flags]   # against real TF 1.15 (`compare`)
@@ -68,12 +69,17 @@ def parse_command(argv):
     if index < len(argv) and argv[index] == '--':
         index += 1
     parser = FlagParser(prog=PROGRAM, description=__doc__.split('\n\n')[0],
-                        usage='%(prog)s [--legacy_devices N | --check] [--precise_bn_batches N] '
-                              '(SCRIPT | -m MODULE) [FLAGS...]')
+                        usage='%(prog)s [--legacy_devices N | --check] [--tf2] '
+                              '[--precise_bn_batches N] (SCRIPT | -m MODULE) [FLAGS...]')
     parser.add_argument('--legacy_devices', type=positive_int,
                         help='Make N tower devices: the script\'s /gpu:0../gpu:N-1 run on '
                              'GPUs, logical GPUs or virtual CPU devices, as '
                              'towers.configure_devices chooses for this machine.')
+    parser.add_argument('--tf2', action='store_true',
+                        help="Run a TensorFlow 2 program (2.0-2.15) that used tf.estimator: "
+                             "TensorFlow 2 behaviour stays on (eager outside the Estimator) "
+                             "and tf.estimator is TF 2.15's (TF 1.15's at "
+                             "tf.compat.v1.estimator).")
     parser.add_argument('--check', action='store_true',
                         help='Do not run the script: report each TF1, tf.contrib, removed NumPy '
                              'and Python 2 name it and its local modules use, and whether the '
@@ -213,7 +219,7 @@ def main(argv=None):
     if options.provided:
         print(provided_markdown())
         sys.exit(0)
-    usage = shim.install()
+    usage = shim.install(tf2=options.tf2)
     if options.module:
         try:
             script = module_file(options.module)

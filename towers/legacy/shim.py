@@ -1,7 +1,10 @@
 """The `tensorflow` that a TF1-era script imports under the legacy runner.
 
 This package and `towers.compat` are the only code of the project that touches `sys.modules`.
-`install` changes, for the rest of the process:
+`install` changes, for the rest of the process (with `tf2`, `towers-legacy --tf2`, TensorFlow 2
+behaviour stays on, `tensorflow` and `tensorflow.compat.v1` stay TensorFlow's modules and gain
+`estimator`, TF 2.15's and TF 1.15's; TF 1.x's mutable `DeviceSpec` is not installed; the rest
+as below):
 
 - `sys.modules['tensorflow']` and `sys.modules['tensorflow.compat.v1']` are `towers.compat.tf`,
   the very module object the project uses: `tf.compat.v1` with v2 behaviour disabled (graph
@@ -14,9 +17,9 @@ This package and `towers.compat` are the only code of the project that touches `
   (`towers.legacy.contrib`), and its `tf.app`, `tf.flags`,
   `tf.logging` and `tf.gfile` (TF 1.x's, which TensorFlow 2 still ships in `tf.compat.v1`)
   become proxies of themselves that record their use, also when imported by path
-  (`from tensorflow.gfile import Exists`); `tf.compat.v1` is `tf`. A flag the script defines with `tf.app.flags` under
-  a name absl.logging already took (`--log_dir`, `--v`, ...: TF <= 1.4 had its own flags)
-  replaces absl.logging's.
+  (`from tensorflow.gfile import Exists`); `tf.compat.v1` is `tf`. A flag the script defines
+  with `tf.app.flags` under a name absl.logging already took (`--log_dir`, `--v`, ...: TF <= 1.4
+  had its own flags) replaces absl.logging's.
 - `tensorflow.examples.tutorials.mnist` is `towers.legacy.examples`'s;
 - `horovod.tensorflow` (and `horovod.tensorflow.keras`) are `towers.legacy.horovod`'s, and the
   sessions a rank makes after `hvd.init()` run on its server;
@@ -61,27 +64,37 @@ from towers.legacy.horovod import Namespace as HorovodNamespace, ranks, watchdog
 from towers.legacy.modules import LegacyError, LegacyFinder, ProxyModule, Usage, located
 
 TENSORFLOW = 'tensorflow as tf.compat.v1 (v2 behaviour off)'
+TENSORFLOW_2 = "tensorflow 2 with TF 2.15's tf.estimator"
 
 _installed = []
 
 
-def install():
+def install(tf2=False):
     """Installs the shim for the rest of the process (once; later calls return the same).
 
+    Args:
+      tf2: TensorFlow 2's face (`towers-legacy --tf2`): TensorFlow 2 behaviour stays on and
+        `tensorflow` stays TensorFlow 2's module; it gains `tf.estimator` of TF 2.15 (TF 1.15's
+        stays at `tf.compat.v1.estimator`).
+
     Returns:
-      The `Usage` that records what the script uses, starting with `TENSORFLOW`.
+      The `Usage` that records what the script uses, starting with `TENSORFLOW` (or
+      `TENSORFLOW_2`).
     """
     if _installed:
         return _installed[0]
     usage = Usage()
-    usage.add(TENSORFLOW)
+    usage.add(TENSORFLOW_2 if tf2 else TENSORFLOW)
+    if tf2:
+        tf.enable_v2_behavior()
     os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')
     numpy_aliases.install(usage)
     libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
     _give_keras_model_to_estimator(usage)
     keras_datasets.install(usage)
-    devices.use_tf1_device_spec()
+    if not tf2:
+        devices.use_tf1_device_spec()
     tf_private.install()
     framework.install()
     for name in ('python', 'core'):
@@ -91,34 +104,43 @@ def install():
     sys.modules.update(contrib.modules)
     for name, module in _recorded_modules(usage).items():
         setattr(tf, name, module)
-        sys.modules['tensorflow.' + name] = module
         sys.modules['tensorflow.compat.v1.' + name] = module
-    tf.compat = sys.modules['tensorflow.compat'] = _compat()
-    sys.modules['tensorflow'] = sys.modules['tensorflow.compat.v1'] = tf
+        if not tf2:
+            sys.modules['tensorflow.' + name] = module
+    if not tf2:
+        tf.compat = sys.modules['tensorflow.compat'] = _compat()
+        sys.modules['tensorflow'] = sys.modules['tensorflow.compat.v1'] = tf
     # A scipy.misc imported before (SciPy's own, without imread) must not hide the finder's.
     sys.modules.pop('scipy.misc', None)
-    estimator = EstimatorNamespace(usage)
-    tf.estimator = sys.modules['tensorflow.estimator'] = estimator.root
+    estimator = EstimatorNamespace(usage, tf2)
+    tf.estimator = sys.modules['tensorflow.compat.v1.estimator'] = estimator.v1
+    sys.modules['tensorflow.estimator'] = estimator.root
+    if tf2:  # TensorFlow 2's own module objects, beside the project's `tf`
+        sys.modules['tensorflow'].estimator = estimator.root
+        sys.modules['tensorflow'].compat.v1.estimator = estimator.v1
+        sys.modules['tensorflow'].compat.v2.estimator = estimator.root
     find_examples, find_scipy = examples.resolve(usage), scipy_misc.resolve(usage)
     horovod = HorovodNamespace(usage)
     ranks.install_sessions()
     watchdog.install()
     sys.meta_path.insert(0, LegacyFinder(lambda name: contrib.resolve(name)
                                          or estimator.resolve(name) or horovod.resolve(name)
-                                         or _keras_module(name)
+                                         or _keras_module(name, tf2)
                                          or find_examples(name) or find_scipy(name)))
     _installed.append(usage)
     return usage
 
 
-def _keras_module(fullname):
-    """`tf.keras`'s module (tf-keras's v1 API) at `tensorflow.keras[.x]`, the path
-    `from tensorflow.keras import backend` imports; None for another name or a submodule tf-keras
-    lacks."""
+def _keras_module(fullname, tf2):
+    """`tf.keras`'s module (tf-keras's v1 API; its v2 API at `tensorflow.keras` with `tf2`) at
+    `tensorflow.keras[.x]`, the path `from tensorflow.keras import backend` imports; None for
+    another name or a submodule tf-keras lacks."""
     for prefix in ('tensorflow.keras', 'tensorflow.compat.v1.keras'):
         if fullname == prefix or fullname.startswith(prefix + '.'):
+            keras = sys.modules['tensorflow'].keras if tf2 and prefix == 'tensorflow.keras' \
+                else tf.keras
             try:
-                return importlib.import_module(tf.keras.__name__ + fullname[len(prefix):])
+                return importlib.import_module(keras.__name__ + fullname[len(prefix):])
             except ImportError:
                 return None
     return None

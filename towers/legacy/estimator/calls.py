@@ -71,7 +71,7 @@ def call_input_fn(input_fn, mode, params, config, num_replicas=None):
     with tf.device('/cpu:0'):
         result = input_fn(**{name: given[name] for name in names if name in given})
         hooks = []
-        if isinstance(result, tf.data.Dataset):
+        if isinstance(result, tf.compat.v2.data.Dataset):
             iterator = tf.data.make_initializable_iterator(result)
             hooks.append(_IteratorInitializerHook(iterator))
             elements = [iterator.get_next() for _ in range(num_replicas or 1)]

@@ -228,7 +228,7 @@ def build_supervised_input_receiver_fn_from_input_fn(input_fn, **input_fn_args):
     graph of their own so the default graph gets only the placeholders."""
     with tf.Graph().as_default():
         result = input_fn(**input_fn_args)
-        if isinstance(result, tf.data.Dataset):
+        if isinstance(result, tf.compat.v2.data.Dataset):
             result = tf.data.make_one_shot_iterator(result).get_next()
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise EstimatorError('the input_fn %s() returned a %s: a supervised receiver '

@@ -94,8 +94,10 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
     network = KerasModelFn(keras_model, custom_objects)
     # As TF 1.15: the Keras model's values when its session initialized any, else the clone's
     # own initial values, drawn with the RunConfig's seed (Keras's session left alone).
-    weights = (keras_model.get_weights() if any(getattr(weight, '_keras_initialized', False)
-                                                for weight in keras_model.weights) else None)
+    # A TF 2 program's model (`--tf2`) is built eagerly: its values are there, as in TF 2.15.
+    weights = (keras_model.get_weights() if tf.executing_eagerly() or any(
+        getattr(weight, '_keras_initialized', False) for weight in keras_model.weights)
+        else None)
     with tf.Graph().as_default() as graph:
         tf.set_random_seed(config.tf_random_seed)
         clone = network.clone(None, None, ModeKeys.PREDICT)
@@ -142,11 +144,21 @@ class KerasModelFn:
         self._model = keras_model
         self._custom_objects = dict(custom_objects or {})
         self._compile_args = keras_model._get_compile_args()
+        self._compile_args.pop('optimizer', None)  # a TF 2 model's has it; the clone's own
         optimizer = keras_model.optimizer
         # tf-keras wraps a `tf.train` optimizer given to `compile` (in `optimizer.optimizer`);
         # that one is used in every graph, as TF 1.x used it. A Keras optimizer's variables
         # belong to one graph: a new one is made from its configuration in each, which is
         # read now, in the model's own graph, as TF 1.x read it.
+        if isinstance(optimizer, keras.optimizers.Optimizer):
+            # TF 2.11+'s optimizers have no graph mode: TF 2.15's Estimator took the legacy
+            # optimizer of the same configuration instead, and said so.
+            tf.logging.warning('You are using `tf.keras.optimizers.experimental.Optimizer` in '
+                               'TF estimator, which only supports `tf.keras.optimizers.legacy.'
+                               'Optimizer`. Automatically converting your optimizer to '
+                               '`tf.keras.optimizers.legacy.Optimizer`.')
+            optimizer = keras_model.optimizer = (
+                keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer))
         self._tf_optimizer = getattr(optimizer, 'optimizer', None)
         if not isinstance(self._tf_optimizer, tf.train.Optimizer):
             self._tf_optimizer = None

@@ -62,7 +62,28 @@ _PRIVATE = {'estimator': 'estimator', 'model_fn': 'spec', 'mode_keys': 'spec',
 # Packages of those paths: they hold their modules, imported by path.
 _PACKAGES = ('canned', 'export', 'inputs', 'hooks')
 ROOTS = ('tensorflow.estimator', 'tensorflow_estimator.estimator',
+         'tensorflow.compat.v1.estimator', 'tensorflow_estimator.compat.v1.estimator',
          'tensorflow_estimator.python.estimator', 'tensorflow.python.estimator')
+# TF 2.15's `tf.estimator` (`--tf2`), where it differs from TF 1.15's: name -> (module, its
+# name there). The V2 canned estimators (`canned.v2`), TF 2's heads, `EstimatorV2`; no
+# `inputs` or `tpu` (TF 2 kept them at `tf.compat.v1.estimator`).
+_V2_CANNED = 'canned.v2'
+_V2 = dict({name: (_V2_CANNED, name + 'V2') for name in (
+    'DNNClassifier', 'DNNRegressor', 'DNNEstimator', 'LinearClassifier', 'LinearRegressor',
+    'LinearEstimator', 'DNNLinearCombinedClassifier', 'DNNLinearCombinedRegressor',
+    'DNNLinearCombinedEstimator', 'BaselineClassifier', 'BaselineRegressor',
+    'BaselineEstimator')}, **{name: (_V2_CANNED, name) for name in (
+        'Head', 'BinaryClassHead', 'MultiClassHead', 'MultiLabelHead', 'RegressionHead',
+        'PoissonRegressionHead', 'LogisticRegressionHead', 'MultiHead')},
+    Estimator=('estimator', 'EstimatorV2'))
+_V2_EXPORT = _EXPORT + ('EvalOutput',)
+# TF 2.15's other names of `tf.estimator`, TF 1.15's objects (and boosted trees, which TF
+# 2.0-2.8 had).
+_V2_KEPT = HOOKS + ('BestExporter', 'EstimatorSpec', 'EvalSpec', 'Exporter', 'FinalExporter',
+                    'LatestExporter', 'ModeKeys', 'RunConfig', 'TrainSpec', 'VocabInfo',
+                    'WarmStartSettings', 'add_metrics', 'classifier_parse_example_spec',
+                    'regressor_parse_example_spec', 'train_and_evaluate',
+                    'BoostedTreesClassifier', 'BoostedTreesRegressor')
 
 
 def _missing(attribute):
@@ -70,8 +91,9 @@ def _missing(attribute):
 
 
 def _names(module, names):
-    """dict name -> the attribute `name` of this package's `module` (imported on first use)."""
-    return _LazyNames(module, names)
+    """dict name -> the attribute `name` of this package's `module` (imported on first use);
+    `names` a dict {name: the attribute's name in `module`} where they differ."""
+    return _LazyNames(module, names if isinstance(names, dict) else {n: n for n in names})
 
 
 class _LazyNames(dict):
@@ -79,14 +101,15 @@ class _LazyNames(dict):
 
     def __init__(self, module, names):
         super().__init__()
-        self._module, self._wanted = module, tuple(names)
+        self._module, self._wanted = module, dict(names)
 
     def _load(self):
         if not dict.__len__(self):
             module = (tf.train if not self._module else importlib.import_module(
                 self._module if self._module.startswith('towers.') else _PACKAGE + self._module))
-            self.update({name: getattr(module, name) for name in self._wanted
-                         if hasattr(module, name)})
+            self.update({name: getattr(module, attribute)
+                         for name, attribute in self._wanted.items()
+                         if hasattr(module, attribute)})
 
     def get(self, key, default=None):
         if key not in self._wanted:
@@ -123,29 +146,41 @@ class Namespace:
     """`tf.estimator` and its import paths, recording use in `usage`.
 
     Attributes:
-      root: the `tf.estimator` module.
+      v1: the `tf.compat.v1.estimator` module, TF 1.15's.
+      root: the `tf.estimator` module: `v1`, or TF 2.15's with `tf2` (`--tf2`).
     """
 
-    def __init__(self, usage):
+    def __init__(self, usage, tf2=False):
         self._usage = usage
         sources = [_names('', HOOKS), _names('canned', _CANNED)] + [
             _names(module, [name for name, owner in _NAMES.items() if owner == module])
             for module in sorted(set(_NAMES.values()))]
-        self._export = self._proxy('tensorflow.estimator.export', 'tf.estimator.export',
-                                   [_names('export', _EXPORT)])
+        export = self._proxy('tensorflow.estimator.export', 'tf.estimator.export',
+                             [_names('export', _EXPORT)])
         self._inputs = self._proxy('tensorflow.estimator.inputs', 'tf.estimator.inputs',
                                    [_names('inputs', _INPUTS)])
-        self._experimental = self._proxy(
-            'tensorflow.estimator.experimental', 'tf.estimator.experimental',
-            [_names(_EXTENDERS, _EXPERIMENTAL)] + [_names(module, names) for module, names
-                                                   in _EXPERIMENTAL_ELSEWHERE.items()])
+        experimental = [_names(_EXTENDERS, _EXPERIMENTAL)] + [
+            _names(module, names) for module, names in _EXPERIMENTAL_ELSEWHERE.items()]
+        self._experimental = self._proxy('tensorflow.estimator.experimental',
+                                         'tf.estimator.experimental', experimental)
         self._tpu = self._proxy('tensorflow.estimator.tpu', 'tf.estimator.tpu',
                                 [_names(_TPU, _TPU_NAMES)])
-        self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
-            _names(_EXTENDERS, ['add_metrics']),
-            {'export': self._export, 'inputs': self._inputs,
-             'experimental': self._experimental, 'tpu': self._tpu}])
-        self.root.__path__ = []
+        self._subpackages = {'export': export, 'inputs': self._inputs,
+                             'experimental': self._experimental, 'tpu': self._tpu}
+        self.v1 = self.root = self._proxy('tensorflow.estimator', 'tf.estimator', sources + [
+            _names(_EXTENDERS, ['add_metrics']), self._subpackages])
+        self.v1.__path__ = []
+        if tf2:
+            self._subpackages = {
+                'export': self._proxy('tensorflow.estimator.export', 'tf.estimator.export',
+                                      [_names('export', _V2_EXPORT)]),
+                'experimental': self._experimental}
+            v2 = [_names(module, {name: attribute for name, (owner, attribute) in _V2.items()
+                                  if owner == module})
+                  for module in sorted({owner for owner, _ in _V2.values()})]
+            self.root = self._proxy('tensorflow.estimator', 'tf.estimator', v2 + [
+                _Exposed(_V2_KEPT, [self.v1]), self._subpackages])
+            self.root.__path__ = []
 
     def _proxy(self, name, display, sources):
         return ProxyModule(name, display, sources, self._usage, False, _missing)
@@ -153,8 +188,10 @@ class Namespace:
     def resolve(self, fullname):
         """The module to import as `fullname`, or None for a name outside `ROOTS` and
         `tensorflow_estimator`."""
-        if fullname in ('tensorflow_estimator', 'tensorflow_estimator.python'):
-            module = self._proxy(fullname, fullname, [{'estimator': self.root}])
+        if fullname in ('tensorflow_estimator', 'tensorflow_estimator.python',
+                        'tensorflow_estimator.compat', 'tensorflow_estimator.compat.v1'):
+            module = self._proxy(fullname, fullname, [
+                {'estimator': self.v1 if fullname.endswith('.v1') else self.root}])
             module.__path__ = []
             return module
         root = next((root for root in ROOTS if fullname == root
@@ -163,6 +200,8 @@ class Namespace:
             return None
         path = fullname[len(root) + 1:]
         if not path:
+            if root.endswith('compat.v1.estimator'):
+                return self.v1
             if root == 'tensorflow.python.estimator':
                 # TF <= 1.12's package: `tf.estimator`'s names, but a module of its own, so
                 # that importing its modules (`.export`) never replaces `tf.estimator`'s.
@@ -170,9 +209,10 @@ class Namespace:
             return self.root if root != 'tensorflow_estimator.python.estimator' else self._stub(
                 fullname, [])
         if root in ('tensorflow.estimator', 'tensorflow_estimator.estimator'):
-            return {'export': self._export, 'inputs': self._inputs,
-                    'experimental': self._experimental, 'tpu': self._tpu}.get(path) or self._stub(
-                fullname, [])
+            return self._subpackages.get(path) or self._stub(fullname, [])
+        if root.endswith('compat.v1.estimator'):
+            return getattr(self.v1, path) if path in ('export', 'inputs', 'experimental',
+                                                      'tpu') else self._stub(fullname, [])
         if path in _PACKAGES:
             return self._stub(fullname, [])
         owner = _PRIVATE.get(path, 'canned' if path.startswith('canned.') else None)
@@ -181,10 +221,10 @@ class Namespace:
         module = importlib.import_module(owner if owner.startswith('towers.') else
                                          _PACKAGE + owner)
         if path in tf115_names.NAMES:
-            sources = [_Exposed(tf115_names.NAMES[path], [module, self.root, self._export,
-                                                          self._inputs, self._experimental])]
+            sources = [_Exposed(tf115_names.NAMES[path], [module, self.v1] + [
+                getattr(self.v1, name) for name in ('export', 'inputs', 'experimental')])]
         else:
-            sources = [module, self.root]
+            sources = [module, self.v1]
         proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, sources)
         proxy.__path__ = []
         return proxy
