@@ -1,5 +1,6 @@
 """Each test builds its graph in a fresh default graph; `timed_steps` makes step timers of given
 step times."""
+import fcntl
 import os
 
 import pytest
@@ -33,8 +34,9 @@ def timed_steps():
 @pytest.fixture(scope='session')
 def tf1_python(tmp_path_factory):
     """A Python 3.7 with TensorFlow 1.15.5 (`towers.legacy.compare.tf1`), its environment made
-    once for the whole session in a temporary folder. Without a Python 3.7 the tests that need
-    it skip, saying why; with TOWERS_REQUIRE_TF1 set (as `.ci/run` sets it) they fail instead."""
+    once for the whole run in a temporary folder (the workers of `pytest -n` share it: the
+    first makes it, the others wait on a lock). Without a Python 3.7 the tests that need it
+    skip, saying why; with TOWERS_REQUIRE_TF1 set (as `.ci/run` sets it) they fail instead."""
     from towers.errors import TowersError
     from towers.legacy.compare import tf1
     try:
@@ -43,4 +45,9 @@ def tf1_python(tmp_path_factory):
         if os.environ.get('TOWERS_REQUIRE_TF1'):
             pytest.fail('TensorFlow 1.15 cannot run here: %s' % err)
         pytest.skip('TensorFlow 1.15 cannot run here: %s' % err)
-    return tf1.python(python, cache=str(tmp_path_factory.mktemp('tf1') / 'env'))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        root = root.parent  # this run's folder, above each worker's own
+    with open(root / 'tf1.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return tf1.python(python, cache=str(root / 'tf1' / 'env'))

@@ -46,7 +46,7 @@ FIRST_LINES = [
     '```',
     'pip install -r requirements.txt && python scripts/train_cifar10_multi_gpu.py --num_gpus 4 '
     '--max_steps 1000',
-    'pip install -r requirements-test.txt && python -m pytest tests',
+    'pip install -r requirements-test.txt && python -m pytest -n 2 --dist loadfile tests',
     '```',
 ]
 
