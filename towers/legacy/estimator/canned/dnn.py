@@ -1,19 +1,24 @@
 """TF 1.15's `tf.estimator.DNNClassifier`, `DNNRegressor` and `DNNEstimator` (the v1 classes,
 the last with a head of the caller's) and `dnn_logit_fn_builder`: a fully connected net over
-`tf.feature_column.input_layer`, trained by Adagrad (learning rate 0.05) by default.
+`tf.feature_column.input_layer`, trained by Adagrad (learning rate 0.05) by default; and TF
+2.15's `DNNClassifierV2`, `DNNRegressorV2`, `DNNEstimatorV2`: the same net, unpartitioned, of
+resource variables, with TF 2's heads (`canned.head_v2`), trained by a Keras optimizer (Adagrad
+at Keras' 0.001 by default).
 
 Its variables are TF 1.15's, so checkpoints move both ways:
     dnn/input_from_feature_columns/input_layer/<column>_embedding/embedding_weights
     dnn/hiddenlayer_<i>/kernel, dnn/hiddenlayer_<i>/bias     (glorot-uniform, zeros)
     dnn/hiddenlayer_<i>/batchnorm_<i>/{gamma,beta,moving_mean,moving_variance}   (batch_norm)
     dnn/logits/kernel, dnn/logits/bias
-(in the graph each is a partitioned variable, one '/part_0' without parameter servers).
+(in the graph each is a partitioned variable, one '/part_0' without parameter servers; the V2
+classes' are not partitioned, their optimizer's 'training/Adagrad/<variable>/accumulator').
 """
 from towers.compat import tf, tf_layers
 from towers.legacy.estimator.canned import head as head_lib
+from towers.legacy.estimator.canned import head_v2
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
 from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
-from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.estimator import Estimator, EstimatorV2
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 
 LEARNING_RATE = 0.05
@@ -179,3 +184,62 @@ class DNNRegressor(DNNEstimator):
             head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
             hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
             input_layer_partitioner, config, warm_start_from, batch_norm)
+
+
+def dnn_model_fn_v2(features, labels, mode, head, hidden_units, feature_columns, optimizer,
+                    activation_fn, dropout, config, batch_norm):
+    """The `EstimatorSpec` of a DNN V2 estimator, its variables under 'dnn'."""
+    del config  # TF 2's canned variables are not partitioned.
+    model_fn_lib.checked_features(features, 'DNN estimator')
+    with model_fn_lib.v2_variable_scope('dnn', features) as scope:
+        logits = dnn_logit_fn_builder(head.logits_dimension, hidden_units, feature_columns,
+                                      activation_fn, dropout, None, batch_norm)(features, mode)
+    return model_fn_lib.v2_estimator_spec(head, features, mode, logits, labels, optimizer,
+                                          None, scope.name)
+
+
+class DNNEstimatorV2(EstimatorV2):
+    """TF 2.15's `tf.estimator.DNNEstimator`: `DNNEstimator` with a head of `canned.head_v2`,
+    no `input_layer_partitioner`, and a Keras optimizer: 'Adagrad', 'Adam', 'Ftrl', 'RMSProp',
+    'SGD' (at Keras' default learning rate), a `tf.keras.optimizers.legacy.Optimizer` or a
+    callable returning one."""
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir=None,
+                 optimizer='Adagrad', activation_fn=tf.nn.relu, dropout=None, config=None,
+                 warm_start_from=None, batch_norm=False):
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                dnn_model_fn_v2, head=head, hidden_units=hidden_units,
+                feature_columns=tuple(feature_columns or ()), optimizer=optimizer,
+                activation_fn=activation_fn, dropout=dropout, batch_norm=batch_norm),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNClassifierV2(DNNEstimatorV2):
+    """TF 2.15's `tf.estimator.DNNClassifier`: `DNNClassifier` as `DNNEstimatorV2`, its loss
+    the weighted mean over the batch (`loss_reduction` SUM_OVER_BATCH_SIZE), so that
+    evaluation's 'loss' is its 'average_loss' (without weights)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, optimizer='Adagrad',
+                 activation_fn=tf.nn.relu, dropout=None, config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, batch_norm=False):
+        super().__init__(
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction, head_v2.CLASS_HEADS),
+            hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            config, warm_start_from, batch_norm)
+
+
+class DNNRegressorV2(DNNEstimatorV2):
+    """TF 2.15's `tf.estimator.DNNRegressor`: `DNNRegressor` as `DNNEstimatorV2`, its loss the
+    weighted sum of squared errors over the number of label values (SUM_OVER_BATCH_SIZE)."""
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer='Adagrad', activation_fn=tf.nn.relu,
+                 dropout=None, config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, batch_norm=False):
+        super().__init__(
+            head_v2.RegressionHead(label_dimension, weight_column, loss_reduction),
+            hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            config, warm_start_from, batch_norm)

@@ -4,14 +4,21 @@ deep, the logits of a linear model (variables under 'linear', as `LinearClassifi
 those of a DNN (under 'dnn', as `DNNClassifier`'s), each part trained by its own optimizer on
 its own variables: FTRL at min(0.005, 1/sqrt(linear columns)) and Adagrad at 0.001 by
 default. One training step steps the global step once.
+
+TF 2.15's `DNNLinearCombinedClassifierV2`, `...RegressorV2`, `...EstimatorV2`: the same parts,
+unpartitioned, of resource variables, with TF 2's heads, each trained by a Keras optimizer
+(Ftrl and Adagrad at the same learning rates); the DNN's steps the global step (its
+`iterations`), the linear part's keeps its own 'training/Ftrl/iter' (the linear's steps it when
+there is no DNN part).
 """
 from towers.compat import tf
 from towers.legacy.estimator.canned import head as head_lib
+from towers.legacy.estimator.canned import head_v2
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
 from towers.legacy.estimator.canned.dnn import dnn_logits
 from towers.legacy.estimator.canned.linear import default_learning_rate, linear_logits
 from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
-from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.estimator import Estimator, EstimatorV2
 from towers.legacy.estimator.spec import EstimatorError
 
 DNN_LEARNING_RATE = 0.001
@@ -153,3 +160,96 @@ class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
             dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
             input_layer_partitioner, config, linear_sparse_combiner, warm_start_from,
             batch_norm)
+
+
+def dnn_linear_combined_model_fn_v2(features, labels, mode, head, linear_feature_columns,
+                                    linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                                    dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+                                    batch_norm, linear_sparse_combiner):
+    """The `EstimatorSpec` of a wide-and-deep V2 estimator (either part may be absent)."""
+    del config  # TF 2's canned variables are not partitioned.
+    model_fn_lib.checked_features(features, 'DNNLinearCombined estimator')
+    parts = []  # (logits, optimizer, learning rate, variable scope name) of each part
+    if dnn_feature_columns:
+        with model_fn_lib.v2_variable_scope('dnn', features) as scope:
+            logits = dnn_logits(features, mode, head.logits_dimension, dnn_hidden_units,
+                                dnn_feature_columns, dnn_activation_fn, dnn_dropout, None,
+                                batch_norm)
+        parts.append((logits, dnn_optimizer, DNN_LEARNING_RATE, scope.name))
+    if linear_feature_columns:
+        with model_fn_lib.v2_variable_scope('linear', features) as scope:
+            logits = linear_logits(features, head.logits_dimension, linear_feature_columns,
+                                   linear_sparse_combiner)
+            model_fn_lib.layer_summary(logits, scope.name)
+        parts.append((logits, linear_optimizer,
+                      default_learning_rate(linear_feature_columns, LINEAR_LEARNING_RATE),
+                      scope.name))
+
+    def train_op_fn(loss):
+        steps = []
+        for index, (_, optimizer, learning_rate, scope_name) in enumerate(parts):
+            optimizer = model_fn_lib.v2_optimizer(optimizer, learning_rate, index == 0)
+            steps += optimizer.get_updates(loss, model_fn_lib.v2_trainable_variables(scope_name))
+            steps += tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope_name + '/')
+        return tf.group(*steps)
+
+    return head.create_estimator_spec(features=features, mode=mode, labels=labels,
+                                      logits=tf.add_n([logits for logits, _, _, _ in parts]),
+                                      train_op_fn=train_op_fn)
+
+
+class DNNLinearCombinedEstimatorV2(EstimatorV2):
+    """TF 2.15's `tf.estimator.DNNLinearCombinedEstimator`: `DNNLinearCombinedEstimator` with a
+    head of `canned.head_v2`, no `input_layer_partitioner`, and Keras optimizers (names, legacy
+    Keras optimizers or callables returning them)."""
+
+    def __init__(self, head, model_dir=None, linear_feature_columns=None,
+                 linear_optimizer='Ftrl', dnn_feature_columns=None, dnn_optimizer='Adagrad',
+                 dnn_hidden_units=None, dnn_activation_fn=tf.nn.relu, dnn_dropout=None,
+                 config=None, linear_sparse_combiner='sum', warm_start_from=None,
+                 batch_norm=False):
+        _checked_columns(linear_feature_columns, dnn_feature_columns, dnn_hidden_units)
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                dnn_linear_combined_model_fn_v2, head=head,
+                linear_feature_columns=linear_feature_columns,
+                linear_optimizer=linear_optimizer, dnn_feature_columns=dnn_feature_columns,
+                dnn_optimizer=dnn_optimizer, dnn_hidden_units=dnn_hidden_units,
+                dnn_activation_fn=dnn_activation_fn, dnn_dropout=dnn_dropout,
+                batch_norm=batch_norm, linear_sparse_combiner=linear_sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNLinearCombinedClassifierV2(DNNLinearCombinedEstimatorV2):
+    """TF 2.15's `tf.estimator.DNNLinearCombinedClassifier`: as
+    `DNNLinearCombinedEstimatorV2`, its loss the weighted mean over the batch."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
+                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, batch_norm=False,
+                 linear_sparse_combiner='sum'):
+        super().__init__(
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction, head_v2.CLASS_HEADS),
+            model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+            linear_sparse_combiner, warm_start_from, batch_norm)
+
+
+class DNNLinearCombinedRegressorV2(DNNLinearCombinedEstimatorV2):
+    """TF 2.15's `tf.estimator.DNNLinearCombinedRegressor`: as `DNNLinearCombinedEstimatorV2`,
+    its loss the mean over the batch."""
+
+    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer='Ftrl',
+                 dnn_feature_columns=None, dnn_optimizer='Adagrad', dnn_hidden_units=None,
+                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
+                 weight_column=None, config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, batch_norm=False,
+                 linear_sparse_combiner='sum'):
+        super().__init__(
+            head_v2.RegressionHead(label_dimension, weight_column, loss_reduction),
+            model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout, config,
+            linear_sparse_combiner, warm_start_from, batch_norm)

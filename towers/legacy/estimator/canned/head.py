@@ -31,11 +31,15 @@ LossSpec = collections.namedtuple('LossSpec',
 
 
 def classification_head(n_classes, weight_column=None, label_vocabulary=None,
-                        loss_reduction=tf.losses.Reduction.SUM):
-    """The head of a classifier of `n_classes`: `BinaryClassHead` for 2, `MultiClassHead` above."""
+                        loss_reduction=tf.losses.Reduction.SUM, classes=None):
+    """The head of a classifier of `n_classes`: `BinaryClassHead` for 2, `MultiClassHead` above
+    (or the pair `classes` of TF 2's heads)."""
+    binary, multi = classes or (BinaryClassHead, MultiClassHead)
     if n_classes == 2:
-        return BinaryClassHead(weight_column, label_vocabulary, loss_reduction)
-    return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)
+        return binary(weight_column=weight_column, label_vocabulary=label_vocabulary,
+                      loss_reduction=loss_reduction)
+    return multi(n_classes, weight_column=weight_column, label_vocabulary=label_vocabulary,
+                 loss_reduction=loss_reduction)
 
 
 class Head:
@@ -59,6 +63,7 @@ class Head:
         self._label_dimension = label_dimension
         self._weight_column = as_weight_column(weight_column)
         self._loss_reduction = loss_reduction
+        self._name = None
 
     def create_estimator_spec(self, features, mode, logits, labels=None, optimizer=None,
                               train_op_fn=None):
@@ -67,39 +72,60 @@ class Head:
         In TRAIN, exactly one of `optimizer` (whose `minimize` steps the global step) and
         `train_op_fn` (loss -> train op) makes the train op; the `UPDATE_OPS` run with it.
         """
-        with tf.name_scope(None, 'head'):
-            logits = _checked_logits(logits, self.logits_dimension)
+        return self._estimator_spec(features, mode, logits, labels,
+                                    lambda loss: _train_op(loss, optimizer, train_op_fn))
+
+    def _estimator_spec(self, features, mode, logits, labels, make_train_op,
+                        regularization_losses=None):
+        """The spec of every mode; `make_train_op(loss)` the train op, `regularization_losses`
+        None or scalars added to the loss (TF 2's heads)."""
+        with tf.name_scope(self._name, 'head'):
+            logits = checked_logits(logits, self.logits_dimension)
             with tf.name_scope('predictions'):
                 predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
                 return EstimatorSpec(mode, predictions=predictions,
                                      export_outputs=self._export_outputs(predictions))
             loss = self.create_loss(features, logits, labels)
+            total_loss = loss.training_loss
+            if regularization_losses is not None:
+                total_loss += tf.add_n(list(regularization_losses))
             if mode == ModeKeys.EVAL:
                 with tf.name_scope('metrics'):
-                    metric_ops = self._metrics(loss, predictions)
-                return EstimatorSpec(mode, predictions=predictions, loss=loss.training_loss,
+                    metric_ops = self._eval_metric_ops(loss, predictions, regularization_losses)
+                return EstimatorSpec(mode, predictions=predictions, loss=total_loss,
                                      eval_metric_ops=metric_ops)
-            train_op = _train_op(loss.training_loss, optimizer, train_op_fn)
-            average_loss = None
-            if self._loss_reduction == tf.losses.Reduction.SUM:
-                average_loss = loss.training_loss / tf.reduce_sum(
-                    loss.weights * tf.ones_like(loss.unreduced_loss))
+            train_op = make_train_op(total_loss)
         with tf.name_scope(''):
-            tf.summary.scalar(MetricKeys.LOSS, loss.training_loss)
-            if average_loss is not None:
-                tf.summary.scalar(MetricKeys.LOSS_MEAN, average_loss)
-        return EstimatorSpec(mode, predictions=predictions, loss=loss.training_loss,
-                             train_op=train_op)
+            self._write_summaries(loss, total_loss, regularization_losses)
+        return EstimatorSpec(mode, predictions=predictions, loss=total_loss, train_op=train_op)
+
+    def _eval_metric_ops(self, loss, predictions, regularization_losses):
+        del regularization_losses  # TF 1's heads have none.
+        return self._metrics(loss, predictions)
+
+    def _write_summaries(self, loss, total_loss, regularization_losses):
+        """'loss' and, for SUM, 'average_loss' (the loss over the sum of the weights)."""
+        del regularization_losses  # TF 1's heads have none.
+        tf.summary.scalar(MetricKeys.LOSS, total_loss)
+        if self._loss_reduction == tf.losses.Reduction.SUM:
+            tf.summary.scalar(MetricKeys.LOSS_MEAN, loss.training_loss / tf.reduce_sum(
+                loss.weights * tf.ones_like(loss.unreduced_loss)))
 
     def create_loss(self, features, logits, labels):
         """The `LossSpec` of `logits` against `labels` ([batch] or [batch, label dimension])."""
         labels = self._processed_labels(_checked_labels(labels, logits, self._label_dimension))
-        unreduced_loss = self._unreduced_loss(labels, logits)
+        unreduced_loss = self._loss_of(labels, logits, features)
         weights = self._weights(features)
         training_loss = tf.losses.compute_weighted_loss(unreduced_loss, weights=weights,
                                                         reduction=self._loss_reduction)
         return LossSpec(training_loss, unreduced_loss, weights, labels)
+
+    def _loss_of(self, labels, logits, features):
+        """The unreduced loss [batch, loss dimension] (a TF 2 head's `loss_fn` may read
+        `features`)."""
+        del features  # The TF 1 heads' losses are of labels and logits alone.
+        return self._unreduced_loss(labels, logits)
 
     def _weights(self, features):
         if self._weight_column is None:
@@ -217,7 +243,7 @@ class BinaryClassHead(_ClassHead):
 
     def _processed_labels(self, labels):
         labels = tf.cast(self._label_ids(labels), tf.float32)
-        return _asserted_range(labels, 1, 'Labels must be in [0, 1]')
+        return asserted_range(labels, 1, 'Labels must be in [0, 1]')
 
     def _unreduced_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -252,7 +278,7 @@ class MultiClassHead(_ClassHead):
         if self._label_vocabulary is None and not labels.dtype.is_integer:
             raise EstimatorError('Labels dtype should be integer (class ids in [0, %d)); got %s'
                                  % (self._n_classes, labels.dtype.name))
-        return _asserted_range(self._label_ids(labels), self._n_classes - 1,
+        return asserted_range(self._label_ids(labels), self._n_classes - 1,
                                'Labels must be in [0, n_classes - 1]')
 
     def _unreduced_loss(self, labels, logits):
@@ -314,7 +340,7 @@ def as_weight_column(weight_column):
     return weight_column
 
 
-def _checked_logits(logits, dimension):
+def checked_logits(logits, dimension):
     """`logits` as float32 [batch, ..., dimension]."""
     logits = tf.cast(logits, tf.float32, name='logits')
     if logits.shape.ndims is not None and (logits.shape.ndims < 2
@@ -348,7 +374,7 @@ def _checked_labels(labels, logits, dimension):
             return tf.identity(labels)
 
 
-def _asserted_range(labels, highest, message):
+def asserted_range(labels, highest, message):
     with tf.name_scope('assert_range'):
         checks = [tf.assert_less_equal(labels, tf.cast(highest, labels.dtype), message=message),
                   tf.assert_non_negative(labels, message=message)]

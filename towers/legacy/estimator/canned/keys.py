@@ -20,6 +20,7 @@ class MetricKeys:
     """Keys of `evaluate`'s dict; LOSS is the Estimator's own (the mean of the EVAL loss)."""
     LOSS = 'loss'
     LOSS_MEAN = 'average_loss'
+    LOSS_REGULARIZATION = 'regularization_loss'  # TF 2's heads, given regularization losses
     ACCURACY = 'accuracy'
     PRECISION = 'precision'
     RECALL = 'recall'

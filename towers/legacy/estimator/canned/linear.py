@@ -6,14 +6,21 @@ Its variables are TF 1.15's: 'linear/linear_model/<column>/weights' and
 'linear/linear_model/bias_weights' (in the graph each a partitioned variable, '/part_0' without
 parameter servers). Training writes the summaries 'linear/bias' and
 'linear/fraction_of_zero_weights'.
+
+TF 2.15's `LinearClassifierV2`, `LinearRegressorV2`, `LinearEstimatorV2`: the same model,
+unpartitioned, of resource variables, with TF 2's heads, trained by Keras' legacy Ftrl
+(learning rate 0.2 by name; min(0.2, 1/sqrt(columns)) for None), whose slots are
+'training/Ftrl/<variable>/{accumulator,linear}'.
 """
 import math
 
 from towers.compat import tf
 from towers.legacy.estimator.canned import head as head_lib
+from towers.legacy.estimator.canned import head_v2
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
-from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
-from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.canned.optimizers import (OPTIMIZERS_V2_BY_NAME,
+                                                       get_optimizer_instance)
+from towers.legacy.estimator.estimator import Estimator, EstimatorV2
 
 LEARNING_RATE = 0.2
 
@@ -130,3 +137,58 @@ class LinearRegressor(LinearEstimator):
             head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
             feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
             warm_start_from)
+
+
+def linear_model_fn_v2(features, labels, mode, head, feature_columns, optimizer, config,
+                       sparse_combiner):
+    """The `EstimatorSpec` of a linear V2 estimator, its variables under 'linear'."""
+    del config  # TF 2's canned variables are not partitioned.
+    model_fn_lib.checked_features(features, 'Linear estimator')
+    with model_fn_lib.v2_variable_scope('linear', features) as scope:
+        logits = linear_logits(features, head.logits_dimension, feature_columns,
+                               sparse_combiner)
+    return model_fn_lib.v2_estimator_spec(
+        head, features, mode, logits, labels,
+        optimizer or (lambda: OPTIMIZERS_V2_BY_NAME['Ftrl'](
+            default_learning_rate(feature_columns, LEARNING_RATE))),
+        LEARNING_RATE, scope.name)
+
+
+class LinearEstimatorV2(EstimatorV2):
+    """TF 2.15's `tf.estimator.LinearEstimator`: `LinearEstimator` with a head of
+    `canned.head_v2`, no `partitioner`, and a Keras optimizer ('Ftrl' by default, a name at
+    the learning rate 0.2; a `tf.keras.optimizers.legacy.Optimizer`; a callable returning one;
+    None: Ftrl at min(0.2, 1/sqrt(len(feature_columns))))."""
+
+    def __init__(self, head, feature_columns, model_dir=None, optimizer='Ftrl', config=None,
+                 sparse_combiner='sum', warm_start_from=None):
+        super().__init__(
+            model_fn=model_fn_lib.estimator_model_fn(
+                linear_model_fn_v2, head=head, feature_columns=tuple(feature_columns or ()),
+                optimizer=optimizer, sparse_combiner=sparse_combiner),
+            model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class LinearClassifierV2(LinearEstimatorV2):
+    """TF 2.15's `tf.estimator.LinearClassifier`: `LinearClassifier` as `LinearEstimatorV2`,
+    its loss the weighted mean over the batch (`loss_reduction` SUM_OVER_BATCH_SIZE)."""
+
+    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer='Ftrl', config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, sparse_combiner='sum'):
+        super().__init__(
+            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                         loss_reduction, head_v2.CLASS_HEADS),
+            feature_columns, model_dir, optimizer, config, sparse_combiner, warm_start_from)
+
+
+class LinearRegressorV2(LinearEstimatorV2):
+    """TF 2.15's `tf.estimator.LinearRegressor`: `LinearRegressor` as `LinearEstimatorV2`, its
+    loss the mean over the batch (SUM_OVER_BATCH_SIZE)."""
+
+    def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
+                 optimizer='Ftrl', config=None, warm_start_from=None,
+                 loss_reduction=head_v2.SUM_OVER_BATCH_SIZE, sparse_combiner='sum'):
+        super().__init__(
+            head_v2.RegressionHead(label_dimension, weight_column, loss_reduction),
+            feature_columns, model_dir, optimizer, config, sparse_combiner, warm_start_from)
