@@ -7,7 +7,7 @@ import pytest
 
 from towers.compat import tf
 from towers.legacy.estimator import export
-from towers.legacy.estimator.exporter import BestExporter, LatestExporter
+from towers.legacy.estimator.exporter import BestExporter, BestExporterV2, LatestExporter
 from towers.legacy.estimator.spec import EstimatorSpec, ModeKeys
 
 
@@ -219,6 +219,19 @@ def test_best_exporter_reads_the_best_again_for_another_model_dir(tmp_path):
                            {'loss': 2.0}, False) is None
     assert exporter.export(_FakeEstimator(str(tmp_path / 'b')), export_path, None,
                            {'loss': 2.0}, False) is not None
+
+
+def test_tf2s_best_exporter_writes_its_first_export_where_tf115s_skipped_it(tmp_path):
+    """The evaluation writes its result before exporting: the event files hold one as good.
+    TF 1.15 exported nothing then; TF 2.2-2.15 (`--tf2`) always exported the first."""
+    writer = tf.summary.FileWriter(str(tmp_path / 'eval'))
+    writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag='loss', simple_value=2.0)]), 1)
+    writer.close()
+    estimator = _FakeEstimator(str(tmp_path))
+    assert BestExporter('best', lambda: None).export(
+        estimator, str(tmp_path / 'tf1'), None, {'loss': 2.0}, False) is None
+    assert BestExporterV2('best', lambda: None).export(
+        estimator, str(tmp_path / 'tf2'), None, {'loss': 2.0}, False) is not None
 
 
 def test_best_exporter_compare_fn_takes_tf115s_two_arguments_by_name():

@@ -6,7 +6,8 @@ session-run hooks an Estimator adds to a training run.
 which reach the `model_fn` as given (tensors, arrays or Python values, as TF 1.15 passed them);
 `model_fn` with whichever of `features`, `labels`, `mode`, `params`, `config` it takes. What does
 not fit stops the program with one line (`EstimatorError`) naming the function and what was
-expected, where TF 1.x raised a `ValueError` from deep inside.
+expected, where TF 1.x raised a `ValueError` from deep inside. `in_a_graph` runs each public
+call of an Estimator in a graph of its own when the caller is eager (`--tf2`).
 """
 import functools
 import inspect
@@ -22,6 +23,28 @@ from towers.training import progress
 # TF 1.x's `tensorflow.python.estimator.util.fn_args` (OpenNMT-tf v1 imported it), this
 # module being that path's: TensorFlow's own, which that module re-exported.
 fn_args = spec_lib.fn_args
+
+
+def in_a_graph(method):
+    """`method`, run in a graph of its own where the caller executes eagerly (a TF 2 program,
+    `towers-legacy --tf2`), as TF 2's Estimator ran each call; a generator's graph stays the
+    default while it yields, as TF 2's `predict` left it."""
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def generating(*args, **kwargs):
+            if not tf.executing_eagerly():
+                return (yield from method(*args, **kwargs))
+            with tf.Graph().as_default():
+                return (yield from method(*args, **kwargs))
+        return generating
+
+    @functools.wraps(method)
+    def running(*args, **kwargs):
+        if not tf.executing_eagerly():
+            return method(*args, **kwargs)
+        with tf.Graph().as_default():
+            return method(*args, **kwargs)
+    return running
 
 
 def arg_names(fn):
@@ -189,11 +212,14 @@ class _IteratorInitializerHook(tf.train.SessionRunHook):
 
 class LossLoggingHook(hooks_lib.StepHook):
     """TF 1.x's `loss = 0.693, step = 1` line, through `tf.logging` at INFO, after the first
-    step and every `every_n_steps` steps after it, with the seconds since the last one."""
+    step and every `every_n_steps` steps after it, with the seconds since the last one; with
+    resource variables (TF 2 behaviour, `--tf2`) the step before it, `step = 0`, as TF read a
+    resource global step."""
 
     def __init__(self, steps_done, loss, every_n_steps):
         super().__init__(steps_done, loss=loss)
         self._every = every_n_steps
+        self._shown = -1 if tf.resource_variables_enabled() else 0
         self._logged = None
 
     def after_run(self, run_context, run_values):
@@ -201,7 +227,7 @@ class LossLoggingHook(hooks_lib.StepHook):
         if self._logged is not None and step - self._logged[0] < self._every:
             return
         now = time.time()
-        line = 'loss = %s, step = %d' % (run_values.results['loss'], step)
+        line = 'loss = %s, step = %d' % (run_values.results['loss'], step + self._shown)
         if self._logged is not None:
             line += ' (%.3f sec)' % (now - self._logged[1])
         tf.logging.info(line)

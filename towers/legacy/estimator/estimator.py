@@ -12,8 +12,6 @@ a graph per mode (`exporting`; docs/estimator.md: what a TF 1.x user saw, and se
 """
 import contextlib
 import copy
-import functools
-import inspect
 import os
 import time
 
@@ -25,28 +23,6 @@ from towers.legacy.estimator.spec import EstimatorError, ModeKeys
 from towers.legacy.modules import RemovedAttributeError
 from towers.training import checkpoints, preemption
 from towers.training import loop as training_loop
-
-
-def _in_a_graph(method):
-    """`method`, run in a graph of its own where the caller executes eagerly (a TF 2 program,
-    `towers-legacy --tf2`), as TF 2's Estimator ran each call; a generator's graph stays the
-    default while it yields, as TF 2's `predict` left it."""
-    if inspect.isgeneratorfunction(method):
-        @functools.wraps(method)
-        def generating(*args, **kwargs):
-            if not tf.executing_eagerly():
-                return (yield from method(*args, **kwargs))
-            with tf.Graph().as_default():
-                return (yield from method(*args, **kwargs))
-        return generating
-
-    @functools.wraps(method)
-    def running(*args, **kwargs):
-        if not tf.executing_eagerly():
-            return method(*args, **kwargs)
-        with tf.Graph().as_default():
-            return method(*args, **kwargs)
-    return running
 
 
 class Estimator:
@@ -142,12 +118,12 @@ class Estimator:
         return running.readable_checkpoint(checkpoint_path or self._model_dir, what,
                                            checkpoint_path is not None)
 
-    @_in_a_graph
+    @calls.in_a_graph
     def get_variable_names(self):
         """The names of the variables in the newest checkpoint."""
         return [name for name, _ in tf.train.list_variables(self._require_checkpoint())]
 
-    @_in_a_graph
+    @calls.in_a_graph
     def get_variable_value(self, name):
         """The value (a numpy array) of variable `name` in the newest checkpoint."""
         return tf.train.load_variable(self._require_checkpoint(), name)
@@ -168,7 +144,7 @@ class Estimator:
 
     # Training.
 
-    @_in_a_graph
+    @calls.in_a_graph
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains `steps` more steps, or up to the global step `max_steps`, or (neither given)
         until `input_fn`'s input ends; resumes from the newest checkpoint of `model_dir`.
@@ -282,7 +258,7 @@ class Estimator:
 
     # Evaluation.
 
-    @_in_a_graph
+    @calls.in_a_graph
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates the newest checkpoint (or `checkpoint_path`) on `steps` batches of
         `input_fn` (all of them when None), writes the metrics to `eval_dir(name)`.
@@ -338,7 +314,7 @@ class Estimator:
 
     # Prediction.
 
-    @_in_a_graph
+    @calls.in_a_graph
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
         """Yields the predictions of the newest checkpoint (or `checkpoint_path`) on every
@@ -367,7 +343,7 @@ class Estimator:
 
     # Export.
 
-    @_in_a_graph
+    @calls.in_a_graph
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text=False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT):
@@ -387,7 +363,7 @@ class Estimator:
         return exporting.export_serving(self, export_dir_base, serving_input_receiver_fn,
                                         assets_extra, as_text, checkpoint_path)
 
-    @_in_a_graph
+    @calls.in_a_graph
     def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
                                              assets_extra=None, as_text=False,
                                              checkpoint_path=None):

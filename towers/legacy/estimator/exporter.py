@@ -112,6 +112,10 @@ class BestExporter(_SavedModelExporter):
     """Exports when an evaluation is better than the best before it (`compare_fn(best,
     current)` True), keeping the `exports_to_keep` newest."""
 
+    # TF 1.15's skipped the first export when the event files already held an evaluation as
+    # good: the current one, which the evaluation writes before exporting.
+    FIRST_EXPORT_ALWAYS = False
+
     def __init__(self, name='best_exporter', serving_input_receiver_fn=None,
                  event_file_pattern='eval/*.tfevents.*', compare_fn=_loss_smaller,
                  assets_extra=None, as_text=False, exports_to_keep=5):
@@ -133,15 +137,18 @@ class BestExporter(_SavedModelExporter):
         self._keep = exports_to_keep
         self._best = None
         self._model_dir = None
+        self._exported = False
 
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
         if self._pattern and self._model_dir != estimator.model_dir:
             self._model_dir = estimator.model_dir
             self._best = self._best_in_events(os.path.join(estimator.model_dir, self._pattern))
-        if self._best is not None and not self._compare(self._best, eval_result):
+        first = self.FIRST_EXPORT_ALWAYS and not self._exported
+        if self._best is not None and not first and not self._compare(self._best, eval_result):
             return None
         self._best = eval_result
+        self._exported = True
         written = self._export(estimator, export_path, checkpoint_path)
         _keep_newest(export_path, self._keep)
         return written
@@ -160,3 +167,10 @@ class BestExporter(_SavedModelExporter):
                 if 'loss' in values and (best is None or self._compare(best, values)):
                     best = dict(values, global_step=step)
         return best
+
+
+class BestExporterV2(BestExporter):
+    """TF 2.2-2.15's `BestExporter` (`tf.estimator` under `--tf2`): as TF 1.15's, but the first
+    export of each exporter is always written."""
+
+    FIRST_EXPORT_ALWAYS = True

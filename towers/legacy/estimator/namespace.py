@@ -73,13 +73,13 @@ _V2 = dict({name: (_V2_CANNED, name + 'V2') for name in (
     'LinearEstimator', 'DNNLinearCombinedClassifier', 'DNNLinearCombinedRegressor',
     'DNNLinearCombinedEstimator', 'BaselineClassifier', 'BaselineRegressor',
     'BaselineEstimator')}, **{name: (_V2_CANNED, name) for name in (
-        'Head', 'BinaryClassHead', 'MultiClassHead', 'MultiLabelHead', 'RegressionHead',
-        'PoissonRegressionHead', 'LogisticRegressionHead', 'MultiHead')},
-    Estimator=('estimator', 'EstimatorV2'))
+        'Head', 'BinaryClassHead', 'MultiClassHead', 'RegressionHead',
+        'PoissonRegressionHead', 'LogisticRegressionHead')},
+    Estimator=('estimator', 'EstimatorV2'), BestExporter=('exporter', 'BestExporterV2'))
 _V2_EXPORT = _EXPORT + ('EvalOutput',)
 # TF 2.15's other names of `tf.estimator`, TF 1.15's objects (and boosted trees, which TF
 # 2.0-2.8 had).
-_V2_KEPT = HOOKS + ('BestExporter', 'EstimatorSpec', 'EvalSpec', 'Exporter', 'FinalExporter',
+_V2_KEPT = HOOKS + ('EstimatorSpec', 'EvalSpec', 'Exporter', 'FinalExporter',
                     'LatestExporter', 'ModeKeys', 'RunConfig', 'TrainSpec', 'VocabInfo',
                     'WarmStartSettings', 'add_metrics', 'classifier_parse_example_spec',
                     'regressor_parse_example_spec', 'train_and_evaluate',
