@@ -1,6 +1,7 @@
 """TF 2.15's heads (`tf.estimator.BinaryClassHead`, `MultiClassHead`, `RegressionHead`,
-`PoissonRegressionHead`, `LogisticRegressionHead`, `MultiLabelHead`): TF 1.15's heads of
-`canned.head` (the same labels, losses, predictions and export outputs) with TF 2's face:
+`PoissonRegressionHead`, `LogisticRegressionHead`; not yet `MultiLabelHead`, `MultiHead`): TF
+1.15's heads of `canned.head` (the same labels, losses, predictions and export outputs) with TF
+2's face:
 
   * `loss_reduction` is SUM_OVER_BATCH_SIZE by default: the weighted sum of the per-example
     losses over the number of them (Keras' 'sum_over_batch_size', 'sum', 'auto' or TF 1's
