@@ -99,3 +99,41 @@ def test_tf_estimator_is_tf2s_and_tf_compat_v1_estimator_tf1s(home, tmp_path):
     assert lines['inputs'] == 'False numpy_input_fn'
     assert lines['export_savedmodel'] == 'False True'
     assert lines['eval_output'] == 'EvalOutput'
+
+
+def test_tf2s_mirrored_strategy_on_two_devices_trains_a_v2_classifier_as_one_on_the_batch(
+        home, tmp_path):
+    script = tmp_path / 'mirrored.py'
+    script.write_text(textwrap.dedent('''
+        import sys
+        import numpy as np
+        import tensorflow as tf
+        x = np.random.RandomState(0).rand(256, 4).astype('float32')
+        y = (x.sum(1) > 2).astype('int64')
+
+        def input_fn(input_context=None):  # the global batch: 32, or 16 for each of 2 replicas
+            dataset = tf.data.Dataset.from_tensor_slices(({'x': x}, y)).repeat()
+            return dataset.batch(16 if input_context else 32)
+
+        values = []
+        for name, strategy in (('one', None),
+                               ('two', tf.distribute.MirroredStrategy(['/gpu:0', '/gpu:1']))):
+            config = tf.estimator.RunConfig(train_distribute=strategy, tf_random_seed=1)
+            estimator = tf.estimator.DNNClassifier(
+                [8], [tf.feature_column.numeric_column('x', shape=[4])], config=config,
+                model_dir=sys.argv[1] + name, optimizer='SGD')
+            estimator.train(input_fn, steps=5)
+            values.append({variable: estimator.get_variable_value(variable)
+                           for variable in estimator.get_variable_names()})
+        print('compared', len(values[0]), 'max_diff', max(
+            float(np.max(np.abs(values[0][variable] - values[1][variable])))
+            for variable in values[0]))
+    '''))
+    result = subprocess.run([sys.executable, '-m', 'towers.legacy', '--tf2', '--legacy_devices',
+                             '2', str(script), str(tmp_path / 'model_')], cwd=REPO,
+                            capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, HOME=str(home)))
+    assert result.returncode == 0, result.stderr[-3000:]
+    words = result.stdout.split()
+    assert int(words[words.index('compared') + 1]) >= 6
+    assert float(words[words.index('max_diff') + 1]) < 1e-6
