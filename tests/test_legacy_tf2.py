@@ -82,7 +82,8 @@ def test_tf_estimator_is_tf2s_and_tf_compat_v1_estimator_tf1s(home, tmp_path):
         print('eager', tf.executing_eagerly())
         print('dnn', tf.estimator.DNNClassifier.__name__,
               tf.compat.v1.estimator.DNNClassifier.__name__, estimator_v1.DNNClassifier.__name__,
-              tfe.estimator.LinearRegressor.__name__)
+              tfe.estimator.LinearRegressor.__name__,
+              tfe.compat.v1.estimator.LinearRegressor.__name__)
         print('heads', tf.estimator.BinaryClassHead.__name__, tf.estimator.RegressionHead.__name__)
         print('inputs', hasattr(tf.estimator, 'inputs'),
               tf.compat.v1.estimator.inputs.numpy_input_fn.__name__)
@@ -94,7 +95,8 @@ def test_tf_estimator_is_tf2s_and_tf_compat_v1_estimator_tf1s(home, tmp_path):
     '''))
     lines = dict(line.split(' ', 1) for line in run_tf2(home, str(script)).stdout.splitlines())
     assert lines['eager'] == 'True'
-    assert lines['dnn'] == 'DNNClassifierV2 DNNClassifier DNNClassifier LinearRegressorV2'
+    assert lines['dnn'] == ('DNNClassifierV2 DNNClassifier DNNClassifier LinearRegressorV2 '
+                            'LinearRegressor')
     assert lines['heads'] == 'BinaryClassHead RegressionHead'
     assert lines['inputs'] == 'False numpy_input_fn'
     assert lines['export_savedmodel'] == 'False True'

@@ -181,19 +181,29 @@ class Namespace:
             self.root = self._proxy('tensorflow.estimator', 'tf.estimator', v2 + [
                 _Exposed(_V2_KEPT, [self.v1]), self._subpackages])
             self.root.__path__ = []
+        compat_v1 = self._package('tensorflow_estimator.compat.v1', {'estimator': self.v1})
+        compat = self._package('tensorflow_estimator.compat', {'v1': compat_v1})
+        self._packages = {
+            'tensorflow_estimator': self._package(
+                'tensorflow_estimator', {'estimator': self.root, 'compat': compat}),
+            'tensorflow_estimator.python': self._package('tensorflow_estimator.python',
+                                                         {'estimator': self.root}),
+            'tensorflow_estimator.compat': compat, 'tensorflow_estimator.compat.v1': compat_v1}
 
     def _proxy(self, name, display, sources):
         return ProxyModule(name, display, sources, self._usage, False, _missing)
 
+    def _package(self, name, modules):
+        """The package `name` of `tensorflow_estimator` holding `modules` (name -> module)."""
+        package = self._proxy(name, name, [modules])
+        package.__path__ = []
+        return package
+
     def resolve(self, fullname):
         """The module to import as `fullname`, or None for a name outside `ROOTS` and
         `tensorflow_estimator`."""
-        if fullname in ('tensorflow_estimator', 'tensorflow_estimator.python',
-                        'tensorflow_estimator.compat', 'tensorflow_estimator.compat.v1'):
-            module = self._proxy(fullname, fullname, [
-                {'estimator': self.v1 if fullname.endswith('.v1') else self.root}])
-            module.__path__ = []
-            return module
+        if fullname in self._packages:
+            return self._packages[fullname]
         root = next((root for root in ROOTS if fullname == root
                      or fullname.startswith(root + '.')), None)
         if root is None:
