@@ -157,9 +157,14 @@ PIECES = {
                 '`deprecated_flipped_*` losses', lambda: [nn], 'tf.nn'),
     'estimator': Piece('`add_metrics`, `forward_features`, `clip_gradients_by_norm`, '
                        '`stop_if_no_decrease_hook` and the other early-stopping hooks, '
-                       '`replicate_model_fn` and `TowerOptimizer`, on `tf.estimator`',
-                       lambda: [extenders, {'replicate_model_fn': replicate.replicate_model_fn,
-                                            'TowerOptimizer': replicate.TowerOptimizer}],
+                       '`replicate_model_fn` and `TowerOptimizer`, '
+                       '`boosted_trees_classifier_train_in_memory`, on `tf.estimator`',
+                       lambda: [extenders, {
+                           'replicate_model_fn': replicate.replicate_model_fn,
+                           'TowerOptimizer': replicate.TowerOptimizer,
+                           'boosted_trees_classifier_train_in_memory': importlib.import_module(
+                               'towers.legacy.estimator.canned.boosted_trees'
+                           ).boosted_trees_classifier_train_in_memory}],
                        'tf.estimator'),
     'seq2seq': Piece('TF 1.15\'s attention mechanisms and `AttentionWrapper`, `BasicDecoder`, '
                      '`BeamSearchDecoder`, `dynamic_decode`, the helpers, `tile_batch`, '

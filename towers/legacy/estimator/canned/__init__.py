@@ -6,7 +6,8 @@
                                                                   num_epochs=None), steps=1000)
     classifier.evaluate(input_fn=...)   # {'accuracy': ..., 'average_loss': ..., 'loss': ...}
 
-One module per family (`dnn`, `linear`, `dnn_linear_combined`, `baseline`), each a model_fn, an
+One module per family (`dnn`, `linear`, `dnn_linear_combined`, `baseline`; `boosted_trees` and its
+`boosted_trees_*` modules, on stand-ins of TensorFlow's missing kernels), each a model_fn, an
 estimator of a given head, and its classifier and regressor; `head` turns logits into the
 `EstimatorSpec` of each mode, with `metrics` the evaluation metrics; `keys` names the
 predictions, metrics and signatures; `optimizers` reads the `optimizer` arguments; `model_fn`
@@ -15,6 +16,7 @@ features, label and weight. The package's names are those of TF 1.15's `canned.*
 """
 from towers.legacy.estimator.canned.baseline import (BaselineClassifier, BaselineEstimator,
                                                     BaselineRegressor)
+from towers.legacy.estimator.canned.boosted_trees import BoostedTreesClassifier
 from towers.legacy.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
 from towers.legacy.estimator.canned.dnn_linear_combined import (DNNLinearCombinedClassifier,
                                                                 DNNLinearCombinedEstimator,
@@ -27,7 +29,8 @@ from towers.legacy.estimator.canned.optimizers import get_optimizer_instance
 from towers.legacy.estimator.canned.parsing import (classifier_parse_example_spec,
                                                     regressor_parse_example_spec)
 
-__all__ = ['BaselineClassifier', 'BaselineEstimator', 'BaselineRegressor', 'DNNClassifier',
+__all__ = ['BaselineClassifier', 'BaselineEstimator', 'BaselineRegressor',
+           'BoostedTreesClassifier', 'DNNClassifier',
            'DNNEstimator', 'DNNRegressor', 'DNNLinearCombinedClassifier',
            'DNNLinearCombinedEstimator', 'DNNLinearCombinedRegressor', 'LinearClassifier',
            'LinearEstimator', 'LinearRegressor', 'LossSpec', 'MetricKeys', 'PredictionKeys',
