@@ -1,7 +1,8 @@
 """`towers-legacy --tf2`: TensorFlow 2 programs (2.0-2.15) that used `tf.estimator` run with TF 2
 behaviour kept (eager outside the Estimator) and TF 2.15's `tf.estimator`: the TF 2 tutorial
 programs of tests/data/legacy/tf2 on iris CSVs of the tutorial's format, in a home of their own
-(`tf.keras.utils.get_file` finds them in its cache and downloads nothing)."""
+(`tf.keras.utils.get_file` finds them in its cache and downloads nothing), whose tmp holds the
+temporary model_dirs."""
 import json
 import os
 import subprocess
@@ -33,13 +34,20 @@ def home(tmp_path_factory):
             ','.join('%.1f' % value for value in row) + ',%d' % label
             for row, label in zip(values, labels)]
         (datasets / name).write_text('\n'.join(lines) + '\n')
+    (home / 'tmp').mkdir()
     return home
+
+
+def environment(home):
+    """The caller's environment with `home` as HOME, and its tmp as TMPDIR: an Estimator
+    without a model_dir makes a temporary one there."""
+    return dict(os.environ, HOME=str(home), TMPDIR=str(home / 'tmp'))
 
 
 def run_tf2(home, *args, cwd=REPO):
     result = subprocess.run([sys.executable, '-m', 'towers.legacy', '--tf2'] + list(args),
                             cwd=cwd, capture_output=True, text=True, timeout=300,
-                            env=dict(os.environ, HOME=str(home)))
+                            env=environment(home))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result
 
@@ -134,7 +142,7 @@ def test_tf2s_mirrored_strategy_on_two_devices_trains_a_v2_classifier_as_one_on_
     result = subprocess.run([sys.executable, '-m', 'towers.legacy', '--tf2', '--legacy_devices',
                              '2', str(script), str(tmp_path / 'model_')], cwd=REPO,
                             capture_output=True, text=True, timeout=300,
-                            env=dict(os.environ, HOME=str(home)))
+                            env=environment(home))
     assert result.returncode == 0, result.stderr[-3000:]
     words = result.stdout.split()
     assert int(words[words.index('compared') + 1]) >= 6
