@@ -158,13 +158,15 @@ PIECES = {
     'estimator': Piece('`add_metrics`, `forward_features`, `clip_gradients_by_norm`, '
                        '`stop_if_no_decrease_hook` and the other early-stopping hooks, '
                        '`replicate_model_fn` and `TowerOptimizer`, '
-                       '`boosted_trees_classifier_train_in_memory`, on `tf.estimator`',
+                       '`boosted_trees_classifier_train_in_memory` and '
+                       '`boosted_trees_regressor_train_in_memory`, on `tf.estimator`',
                        lambda: [extenders, {
                            'replicate_model_fn': replicate.replicate_model_fn,
                            'TowerOptimizer': replicate.TowerOptimizer,
-                           'boosted_trees_classifier_train_in_memory': importlib.import_module(
-                               'towers.legacy.estimator.canned.boosted_trees'
-                           ).boosted_trees_classifier_train_in_memory}],
+                           **{name: getattr(importlib.import_module(
+                               'towers.legacy.estimator.canned.boosted_trees'), name)
+                              for name in ('boosted_trees_classifier_train_in_memory',
+                                           'boosted_trees_regressor_train_in_memory')}}],
                        'tf.estimator'),
     'seq2seq': Piece('TF 1.15\'s attention mechanisms and `AttentionWrapper`, `BasicDecoder`, '
                      '`BeamSearchDecoder`, `dynamic_decode`, the helpers, `tile_batch`, '

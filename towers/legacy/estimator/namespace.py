@@ -25,10 +25,10 @@ _NAMES = {
     'LatestExporter': 'exporter', 'BestExporter': 'exporter',
     'WarmStartSettings': 'warm_start', 'VocabInfo': 'warm_start',
 }
-_CANNED = ('BoostedTreesClassifier', 'DNNClassifier', 'DNNRegressor', 'LinearClassifier',
-           'LinearRegressor', 'DNNLinearCombinedClassifier', 'DNNLinearCombinedRegressor',
-           'BaselineClassifier', 'BaselineRegressor', 'classifier_parse_example_spec',
-           'regressor_parse_example_spec')
+_CANNED = ('BoostedTreesClassifier', 'BoostedTreesRegressor', 'DNNClassifier', 'DNNRegressor',
+           'LinearClassifier', 'LinearRegressor', 'DNNLinearCombinedClassifier',
+           'DNNLinearCombinedRegressor', 'BaselineClassifier', 'BaselineRegressor',
+           'classifier_parse_example_spec', 'regressor_parse_example_spec')
 _EXPORT = ('ServingInputReceiver', 'TensorServingInputReceiver', 'ExportOutput',
            'PredictOutput', 'ClassificationOutput', 'RegressionOutput',
            'build_parsing_serving_input_receiver_fn', 'build_raw_serving_input_receiver_fn')
@@ -78,7 +78,7 @@ _V2 = dict({name: (_V2_CANNED, name + 'V2') for name in (
     Estimator=('estimator', 'EstimatorV2'), BestExporter=('exporter', 'BestExporterV2'))
 _V2_EXPORT = _EXPORT + ('EvalOutput',)
 # TF 2.15's other names of `tf.estimator`, TF 1.15's objects (and boosted trees, which TF
-# 2.0-2.8 had; the classifier is provided).
+# 2.0-2.8 had; the classifier and the regressor are provided).
 _V2_KEPT = HOOKS + ('EstimatorSpec', 'EvalSpec', 'Exporter', 'FinalExporter',
                     'LatestExporter', 'ModeKeys', 'RunConfig', 'TrainSpec', 'VocabInfo',
                     'WarmStartSettings', 'add_metrics', 'classifier_parse_example_spec',

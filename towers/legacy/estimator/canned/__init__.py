@@ -16,7 +16,8 @@ features, label and weight. The package's names are those of TF 1.15's `canned.*
 """
 from towers.legacy.estimator.canned.baseline import (BaselineClassifier, BaselineEstimator,
                                                     BaselineRegressor)
-from towers.legacy.estimator.canned.boosted_trees import BoostedTreesClassifier
+from towers.legacy.estimator.canned.boosted_trees import (BoostedTreesClassifier,
+                                                         BoostedTreesRegressor)
 from towers.legacy.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
 from towers.legacy.estimator.canned.dnn_linear_combined import (DNNLinearCombinedClassifier,
                                                                 DNNLinearCombinedEstimator,
@@ -30,7 +31,7 @@ from towers.legacy.estimator.canned.parsing import (classifier_parse_example_spe
                                                     regressor_parse_example_spec)
 
 __all__ = ['BaselineClassifier', 'BaselineEstimator', 'BaselineRegressor',
-           'BoostedTreesClassifier', 'DNNClassifier',
+           'BoostedTreesClassifier', 'BoostedTreesRegressor', 'DNNClassifier',
            'DNNEstimator', 'DNNRegressor', 'DNNLinearCombinedClassifier',
            'DNNLinearCombinedEstimator', 'DNNLinearCombinedRegressor', 'LinearClassifier',
            'LinearEstimator', 'LinearRegressor', 'LossSpec', 'MetricKeys', 'PredictionKeys',
