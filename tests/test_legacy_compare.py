@@ -2,6 +2,7 @@
 under the runner, from the same initial values, compared step by step (`towers.legacy.compare`)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -61,6 +62,14 @@ def test_a_changed_constant_is_caught_at_the_first_step_it_changes_and_its_tag(
     assert 'verdict: differ' in out and 'scalar loss at step 6' in out
 
 
+def info_lines(output_log):
+    """The `INFO:tensorflow:` lines of a side's output, its numbers and paths masked (TF 1.15
+    wrote a SavedModel in a `temp-b'<time>'` folder, the runner in another)."""
+    with open(output_log) as f:
+        return [re.sub(r'(?<!\w)/\S*', 'PATH', re.sub(r'\d+(\.\d+)?(e-?\d+)?', 'N', line))
+                for line in f.read().splitlines() if line.startswith('INFO:tensorflow:')]
+
+
 def test_an_estimator_program_writes_what_tf1_15_wrote(tmp_path, tf1_python):
     model_dir = tmp_path / 'model'
     status, out, err, report = compare(
@@ -74,6 +83,12 @@ def test_an_estimator_program_writes_what_tf1_15_wrote(tmp_path, tf1_python):
     assert report['files']['only_tf1'] == [] and report['files']['only_runner'] == []
     assert report['variables']['compared'] == 15
     assert report['variables']['max_rel_diff'] < 1e-5
+    # And logs what TF 1.15 logged: its INFO lines in the same order and words (the config
+    # dict, `Create CheckpointSaverHook.`, the evaluations' times and local_init_op lines,
+    # train_and_evaluate's, the SavedModels' assets), the runner's progress lines aside.
+    tf1_lines, runner_lines = (info_lines(tmp_path / 'compare' / side / 'output.log')
+                               for side in ('tf1', 'runner'))
+    assert len(tf1_lines) > 100 and runner_lines == tf1_lines
 
 
 def test_a_replicate_model_fn_program_is_equal_and_its_checkpoint_shards_are_listed(

@@ -186,9 +186,11 @@ def _write_directory(path, flag, write):
 
 def _write_saved_model(session, signature_defs, directory, as_text=False, assets_extra=None):
     builder = tf.saved_model.Builder(directory)
+    # The graph's asset files (a lookup table's vocabulary) go into the SavedModel, as TF 1.x's
+    # Estimator put them.
     builder.add_meta_graph_and_variables(
         session, [tf.saved_model.SERVING], signature_def_map=signature_defs,
-        main_op=tf.tables_initializer(), strip_default_attrs=True, clear_devices=True)
+        assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS), main_op=tf.tables_initializer(), strip_default_attrs=True, clear_devices=True)
     builder.save(as_text)
     for inside, source in (assets_extra or {}).items():
         target = os.path.join(directory, ASSETS_EXTRA, inside)

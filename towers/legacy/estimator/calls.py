@@ -178,6 +178,15 @@ def call_model_fn(model_fn, features, labels, mode, params, config):
     return spec
 
 
+def log_checkpoint_hook(config, hooks):
+    """Logs the `Create CheckpointSaverHook.` of TF 1.15's training, which made that hook when
+    `config` saves checkpoints on a cadence and none of `hooks` is one (the loop here saves
+    with a hook of its own)."""
+    if ((config.save_checkpoints_secs or config.save_checkpoints_steps)
+            and not any(isinstance(hook, tf.train.CheckpointSaverHook) for hook in hooks)):
+        tf.logging.info('Create CheckpointSaverHook.')
+
+
 def batch_size(features):
     """The static batch size of `features` (the first dimension of its first tensor), or
     None when it is not known."""

@@ -63,7 +63,7 @@ class Estimator:
                                                          'train_distribute')
         self._eval_devices = distribute.replica_devices(self._config.eval_distribute,
                                                         'eval_distribute')
-        tf.logging.info('Using config: %s', self._config)
+        tf.logging.info('Using config: %s', self._config.logged())
 
     @property
     def model_dir(self):
@@ -225,13 +225,16 @@ class Estimator:
                 train_hooks += list(spec.training_chief_hooks)
                 train_hooks.append(calls.GraphWriterHook(self._model_dir))
             if config.log_step_count_steps:
-                step_hooks.append(lambda steps_done: calls.LossLoggingHook(
-                    steps_done, spec.loss, config.log_step_count_steps))
+                # The rate's line before the loss's of the same step, as TF 1.15 logged them.
                 if placement.is_chief:
                     writer = tf.summary.FileWriterCache.get(self._model_dir)
                     step_hooks.append(lambda steps_done: calls.StepRateHook(
                         steps_done, config.log_step_count_steps, writer))
+                step_hooks.append(lambda steps_done: calls.LossLoggingHook(
+                    steps_done, spec.loss, config.log_step_count_steps))
             tf.gfile.MakeDirs(self._model_dir)
+            if placement.is_chief:
+                calls.log_checkpoint_hook(config, train_hooks)
             self._training_timing = training_loop.train(
                 spec.train_op, spec.loss, global_step, self._model_dir, max_steps,
                 examples_per_step, num_towers=len(placement.replica_devices or ()) or 1,
@@ -282,9 +285,10 @@ class Estimator:
                     input_fn, ModeKeys.EVAL, self.params, self.config)
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
             warm_start.apply(self._warm_start_settings, checkpoint)
+            # After the model_fn, local time marked 'Z', as TF 1.15 logged it.
+            tf.logging.info('Starting evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%SZ'))
             return running.evaluation_outputs(spec, global_step, input_hooks)
 
-        tf.logging.info('Starting evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
         with self._restored(build, checkpoint, self._statistics(checkpoint)) as net:
             ends = tf.train.FinalOpsHook({'values': net.outputs['values'],
                                           'global_step': net.outputs['global_step']})
@@ -293,7 +297,7 @@ class Estimator:
                     net.outputs['hooks'] + hooks + [running.EvaluationStepsHook(steps), ends]),
                     'evaluate', 'batches', total=steps):
                 pass
-        tf.logging.info('Finished evaluation at %s', time.strftime('%Y-%m-%dT%H:%M:%S'))
+        tf.logging.info('Finished evaluation at %s', time.strftime('%Y-%m-%d-%H:%M:%S'))
         results = dict(ends.final_ops_values['values'])
         results['global_step'] = int(ends.final_ops_values['global_step'])
         running.write_summaries(self.eval_dir(name), results, checkpoint)

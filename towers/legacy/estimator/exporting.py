@@ -57,7 +57,6 @@ def export_serving(estimator, export_dir_base, receiver_fn, assets_extra, as_tex
     export_lib.save(export.serving(estimator._call_model_fn, receiver_fn, ModeKeys.PREDICT,
                                    'the model of %s' % estimator.model_dir),
                     checkpoint, export_dir, as_text=as_text, assets_extra=assets_extra)
-    tf.logging.info('SavedModel written to: %s', export_dir)
     return export_dir.encode()
 
 
@@ -107,7 +106,6 @@ def export_all(estimator, export_dir_base, receiver_fns, assets_extra=None, as_t
 
     check_new_directory(export_dir, 'export_dir')
     files.write_directory_atomically(export_dir, fill)
-    tf.logging.info('SavedModel written to: %s', export_dir)
     return export_dir.encode()
 
 

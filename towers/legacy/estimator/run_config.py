@@ -355,3 +355,15 @@ class RunConfig:
 
     def __repr__(self):
         return 'RunConfig(%s)' % ', '.join('%s=%r' % item for item in self._settings.items())
+
+    def logged(self):
+        """This config as TF 1.15's Estimator logged it (`Using config: {...}`, the config's
+        `vars`): TF 1.15's private attribute names ('_model_dir', ...) -> values, in its order."""
+        values = {'_' + name: value for name, value in self._settings.items()}
+        values.update(_service=self.service, _cluster_spec=self.cluster_spec,
+                      _task_type=self.task_type, _task_id=self.task_id,
+                      _global_id_in_cluster=self.global_id_in_cluster, _master=self.master,
+                      _evaluation_master=self.evaluation_master, _is_chief=self.is_chief,
+                      _num_ps_replicas=self.num_ps_replicas,
+                      _num_worker_replicas=self.num_worker_replicas)
+        return values

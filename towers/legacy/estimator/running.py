@@ -47,7 +47,10 @@ def restored(build, checkpoint, seed, session_config, statistics=None):
     def build_seeded():
         if seed is not None:
             tf.get_default_graph().seed = seed
-        return build()
+        outputs = build()
+        # TF 1.15's Scaffold logged this before the restore, its graph complete.
+        tf.logging.info('Graph was finalized.')
+        return outputs
 
     net = Restored(build_seeded, None, config=session_config)
     try:
@@ -199,6 +202,7 @@ def config_with_model_dir(config, model_dir):
     """
     if config is None:
         config = RunConfig()
+        tf.logging.info('Using default config.')
     elif not isinstance(config, RunConfig):
         raise EstimatorError('config must be an instance of `RunConfig`, but provided %r'
                              % (config,))
@@ -310,7 +314,10 @@ class GivenSession(tf.train.SessionCreator):
         self._local_init = local_init
 
     def create_session(self):
+        # What TF's SessionManager logged around it in TF 1.15's evaluate and predict.
+        tf.logging.info('Running local_init_op.')
         self._session.run(self._local_init)
+        tf.logging.info('Done running local_init_op.')
         return self._session
 
 

@@ -211,9 +211,14 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
                              'task (with task id 0).  Given task id %s (TF_CONFIG\'s "task")'
                              % config.task_id)
     evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    jobs = config.cluster_spec.jobs
+    if not (jobs and 'master' not in jobs and config.train_distribute):
+        # TF 1.15's line, but where it ran a cluster's strategy through that coordinator.
+        tf.logging.info('Not using Distribute Coordinator.')
     # An evaluator is outside the training cluster: its `cluster_spec` is empty.
-    if config.cluster_spec.jobs or config.task_type == cluster.EVALUATOR:
+    if jobs or config.task_type == cluster.EVALUATOR:
         return cluster.run(estimator, train_spec, eval_spec, evaluator.evaluate_and_export)
+    tf.logging.info('Running training and evaluation locally (non-distributed).')
     tf.logging.info('Start train and evaluate loop. The evaluate will happen after every '
                     'checkpoint. Checkpoint frequency is determined based on RunConfig '
                     'arguments: save_checkpoints_steps %s or save_checkpoints_secs %s.',
