@@ -193,8 +193,54 @@ def test_rates_of_the_machine_are_listed_not_compared_and_one_sided_tags_are_nam
     assert only_tf1 == [] and only_runner == ['eval: accuracy']
 
 
-def test_a_module_given_with_m_is_one_line_saying_to_give_its_file():
+PACKAGE = {
+    '__init__.py': '',
+    'model.py': """import tensorflow as tf
+
+
+def loss(x):
+    w = tf.get_variable('w', [3, 1])
+    return tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+""",
+    'train.py': """import argparse
+
+import tensorflow as tf
+
+from . import model
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--train_dir')
+args = parser.parse_args()
+loss = model.loss(tf.random_normal([4, 3]))
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+writer = tf.summary.FileWriter(args.train_dir)
+with tf.Session() as session:
+    session.run(tf.global_variables_initializer())
+    for step in range(5):
+        value, _ = session.run([loss, train])
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag='loss', simple_value=value)]),
+                           step)
+writer.close()
+"""}
+
+
+def test_a_module_run_with_m_and_its_relative_imports_is_compared(tmp_path, tf1_python):
+    for name, text in PACKAGE.items():
+        (tmp_path / 'pkg').mkdir(exist_ok=True)
+        (tmp_path / 'pkg' / name).write_text(text)
+    status, out, err, report = compare(tmp_path, tf1_python, '-m', 'pkg.train', '--train_dir',
+                                       str(tmp_path / 'train'))
+    assert status == 0, out + err
+    assert report['script'] == '-m pkg.train'
+    assert report['steps_compared'] == 5 and report['variables']['compared'] == 1
+
+
+def test_a_module_not_in_the_working_folder_is_one_line(tmp_path, monkeypatch):
     from towers.flags import FlagError
     from towers.legacy import compare
-    with pytest.raises(FlagError, match=r'^--compare_tf1 compares a script given by its path'):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FlagError, match=r'^cannot compare -m nmt.nmt: no nmt.py or '
+                                        r'nmt/__init__.py in the working folder'):
         compare.parse(['--compare_tf1', '-m', 'nmt.nmt'])
+    with pytest.raises(FlagError, match=r'^-m needs the module to compare'):
+        compare.parse(['--compare_tf1', '-m'])

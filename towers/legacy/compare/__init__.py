@@ -3,6 +3,7 @@ under the runner, what it computed on TensorFlow 1.15?
 
     towers-legacy --compare_tf1 [--tf1_python PATH] [--compare_report FILE] [--compare_dir DIR]
         [--compare_rtol R] [--compare_atol A] [--legacy_devices N] SCRIPT [FLAGS...]
+    towers-legacy --compare_tf1 [...] -m package.module [FLAGS...]
 
 The program runs twice, unchanged, with the same flags and working folder: first on real
 TensorFlow 1.15.5 (`tf1`: a Python 3.7 and a cached environment), then under the runner, which
@@ -45,7 +46,8 @@ def _options(argv):
 
 
 def parse(argv):
-    """(options, script, script_argv, runner_options) of a `--compare_tf1` command line.
+    """(options, script, script_argv, runner_options) of a `--compare_tf1` command line;
+    `script` is the program's file, or ('-m', MODULE).
 
     Raises:
       FlagError: a bad option, or no script.
@@ -77,18 +79,39 @@ def parse(argv):
         raise FlagError('give the script to compare: towers-legacy --compare_tf1 SCRIPT '
                         '[FLAGS...]')
     if rest[0] == MODULE_OPTION:
-        raise FlagError('--compare_tf1 compares a script given by its path; give the file of '
-                        'the module (its package\'s relative imports need `-m`, which the '
-                        'comparison does not run yet)')
+        return options, _module(rest[1:2]), rest[2:], runner_options(options)
     if not os.path.isfile(rest[0]):
         raise FlagError('cannot compare %s: no such file' % rest[0])
-    runner_options = []
+    return options, rest[0], rest[1:], runner_options(options)
+
+
+def _module(given):
+    """('-m', MODULE) of `-m MODULE`, its top package found from the working folder as
+    `python -m` finds it (without running it).
+
+    Raises:
+      FlagError: no module given, or no such package here.
+    """
+    if not given:
+        raise FlagError('-m needs the module to compare: towers-legacy --compare_tf1 -m '
+                        'package.module [FLAGS...]')
+    top = given[0].split('.')[0]
+    if not any(os.path.isfile(os.path.join(os.getcwd(), top + ending))
+               for ending in ('.py', os.sep + '__init__.py')):
+        raise FlagError('cannot compare -m %s: no %s.py or %s/__init__.py in the working folder '
+                        '%s' % (given[0], top, top, os.getcwd()))
+    return MODULE_OPTION, given[0]
+
+
+def runner_options(options):
+    """The runner's options that `options` pass on to the runner's side."""
+    passed = []
     for name in ('legacy_devices', 'precise_bn_batches'):
         if getattr(options, name):
-            runner_options += ['--' + name, str(getattr(options, name))]
+            passed += ['--' + name, str(getattr(options, name))]
     if options.deterministic:
-        runner_options.append('--deterministic')
-    return options, rest[0], rest[1:], runner_options
+        passed.append('--deterministic')
+    return passed
 
 
 def main(argv):

@@ -19,9 +19,8 @@ used them for the first iteration, so only that order is alike).
 
 The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (values by position) and
 'probe.json' (their names, the TensorFlow version, what was loaded, the seeds keyed,
-'step_seconds'). `probe.py --replay SPEC.json` and `--evaluate SPEC.json` are its other jobs in
-TF 1.15, for a regression of a port against its original: the original's towers trained on
-given batches from given values (`replay`), a checkpoint evaluated by its network (`evaluate`).
+'step_seconds'). Its other jobs in TF 1.15 (`main`) serve a regression of a port against its
+original: the original's towers trained from given values (`replay`), a checkpoint evaluated.
 """
 import atexit
 import functools
@@ -52,8 +51,7 @@ class Probe(object):
         self._checks = weakref.WeakKeyDictionary()     # graph -> (variables, op)
         self._last_runs = weakref.WeakKeyDictionary()   # session -> its last run's number
         self._runs = 0
-        # Held while the probe runs a session itself: other runs then are left unprobed.
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()   # held while the probe runs a session itself
         self._record = _new_record()
         self._scope_counts = weakref.WeakKeyDictionary()   # graph -> {scope: count}
         self._started = weakref.WeakSet()   # graphs whose variables were all initialized
@@ -383,17 +381,19 @@ _JOBS = {'--replay': replay, '--evaluate': evaluate}
 
 
 def main(argv):
-    """`probe.py SCRIPT [FLAGS...]`: runs SCRIPT as `__main__` as `python SCRIPT` would, with
-    the probe installed; `probe.py --replay SPEC.json` and `--evaluate SPEC.json`: `replay`
-    and `evaluate`."""
+    """`probe.py SCRIPT [FLAGS...]` (or `-m MODULE [FLAGS...]`): runs the program as `__main__`
+    as `python SCRIPT` (`python -m MODULE`) would, with the probe installed; `probe.py --replay
+    SPEC.json` and `--evaluate SPEC.json`: `replay` and `evaluate`."""
     if argv[:1] and argv[0] in _JOBS:
         with open(argv[1]) as f:
             return _JOBS[argv[0]](json.load(f))
-    script = os.path.abspath(argv[0])
-    sys.argv = [argv[0]] + list(argv[1:])
-    sys.path[0] = os.path.dirname(script)
+    module = argv[1] if argv[0] == '-m' else None
+    sys.argv = list(argv[1:] if module else argv)
+    sys.path[0] = os.getcwd() if module else os.path.dirname(os.path.abspath(sys.argv[0]))
     install_from_environment()
-    runpy.run_path(script, run_name='__main__')
+    if module:
+        return runpy.run_module(module, run_name='__main__', alter_sys=True)
+    runpy.run_path(os.path.abspath(sys.argv[0]), run_name='__main__')
 
 
 if __name__ == '__main__':

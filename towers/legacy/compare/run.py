@@ -43,7 +43,8 @@ def compare(options, script, script_argv, runner_options):
     python = tf1.python(options.tf1_python)
     root = _folder(options.compare_dir)
     working = os.getcwd()
-    shown = ' '.join([script] + list(script_argv))
+    program = ' '.join(sides.program_of(script))
+    shown = ' '.join([program] + list(script_argv))
     tf1_side = sides.Side('tf1', sides.tf1_command(python, script, script_argv),
                           _environment('tf1'))
     runner_side = sides.Side('runner',
@@ -55,7 +56,7 @@ def compare(options, script, script_argv, runner_options):
     tf1_record = probe.read_record(tf1_side.folder(root))
     if tf1_side.returncode != 0:
         raise TowersError('%s failed on TensorFlow 1.15 (exit status %d), nothing to compare: '
-                          '%s (its output: %s)' % (script, tf1_side.returncode,
+                          '%s (its output: %s)' % (program, tf1_side.returncode,
                                                    tf1_side.last_line(),
                                                    os.path.join(tf1_side.folder(root),
                                                                 'output.log')))
@@ -69,8 +70,8 @@ def compare(options, script, script_argv, runner_options):
     if not found['scalars'] and not found['variables']['compared'] and not (
             found['variables']['only_tf1'] or found['variables']['only_runner']):
         raise TowersError('%s left nothing to compare: no scalar summaries and no variables on '
-                          'either side (their output: %s)' % (script, root))
-    found.update(script=script, flags=list(script_argv), compare_dir=root,
+                          'either side (their output: %s)' % (program, root))
+    found.update(script=program, flags=list(script_argv), compare_dir=root,
                  tensorflow={'tf1': tf1_record['tensorflow'],
                              'runner': runner_record['tensorflow']},
                  initial_values={'loaded': runner_record['loaded'],

@@ -29,14 +29,22 @@ def last_line(text):
     return lines[-1].strip() if lines else '(no output)'
 
 
+def program_of(script):
+    """The command line's words that name the program: [SCRIPT], or ['-m', MODULE] for
+    `script` given as ('-m', MODULE)."""
+    return list(script) if isinstance(script, tuple) else [script]
+
+
 def tf1_command(python, script, argv):
-    """The command of a script's run on TensorFlow 1.15, with the probe (`python`: TF 1.15's)."""
-    return [python, os.path.abspath(probe.__file__), script] + list(argv)
+    """The command of a program's run on TensorFlow 1.15, with the probe (`python`: TF 1.15's);
+    `script`: its file, or ('-m', MODULE)."""
+    return [python, os.path.abspath(probe.__file__)] + program_of(script) + list(argv)
 
 
 def runner_command(script, argv, runner_options=()):
-    """The command of a script's run under the runner (`towers-legacy`)."""
-    return [sys.executable, '-m', 'towers.legacy'] + list(runner_options) + [script] + list(argv)
+    """The command of a program's run under the runner (`towers-legacy`)."""
+    return ([sys.executable, '-m', 'towers.legacy'] + list(runner_options) + program_of(script)
+            + list(argv))
 
 
 class Side(object):
