@@ -157,7 +157,7 @@ def _checked_predictions(predictions, mode):
                                  'of them>')
         return {}
     if isinstance(predictions, dict):
-        return {key: _checked_tensor(value, 'predictions[%s]' % key)
+        return {key: _checked_tensor(value, 'predictions[%s]' % (key,))
                 for key, value in predictions.items()}
     return _checked_tensor(predictions, 'predictions')
 

@@ -1,6 +1,6 @@
 """TF 2.15's heads (`tf.estimator.BinaryClassHead`, `MultiClassHead`, `RegressionHead`,
-`PoissonRegressionHead`, `LogisticRegressionHead`; not yet `MultiLabelHead`, `MultiHead`): TF
-1.15's heads of `canned.head` (the same labels, losses, predictions and export outputs) with TF
+`PoissonRegressionHead`, `LogisticRegressionHead`; `MultiLabelHead` and `MultiHead` are in
+`head_v2_multi`): TF 1.15's heads of `canned.head` (the same labels, losses, predictions and export outputs) with TF
 2's face:
 
   * `loss_reduction` is SUM_OVER_BATCH_SIZE by default: the weighted sum of the per-example
