@@ -8,13 +8,23 @@ compares per train op: the variables it updates, their step-0 averaged gradient 
 relative), the towers' losses on batch 0 (1e-4) and on batch 1 after one update (1e-2); and the
 variables' names and shapes. Prints the largest deviations; exits 1 when any exceeds its
 tolerance.
+
+`--original_dir DIR`: DIR holds the user's copy of the TF1 multi-GPU SegDecNet
+(`segdec_model.py`, `segdec_train.py`), imported through the legacy runner (`towers.legacy`):
+its own `tower_loss`, `average_gradients` and `assign_to_device` build its three train ops in
+its `build_model`'s tower loop beside the project (`--tower_counts`, `--image_height`,
+`--image_width`, `--learning_rate`, seed 0), from the same initial values on the same batches,
+compared as above (`--golden` then compares too only when given). `--write_golden FILE` writes
+the original's figures as a golden file.
 """
 import functools
 import os
 
+from models.segdec import SIZE_MULTIPLE
 from towers import TowersError, cli
 from towers.evaluation.eval_flags import DEFAULT_SHOW
-from towers.flags import FlagParser, positive_int
+from towers.files import write_json
+from towers.flags import FlagParser, positive_float, positive_int, positive_int_list
 
 DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                               'tests', 'data', 'regression', 'segdec', 'golden_seed0.json')
@@ -22,13 +32,37 @@ DEFAULT_GOLDEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 def parse_args(argv):
     parser = FlagParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--golden', default=DEFAULT_GOLDEN,
-                        help='The golden figures (JSON with "runs").')
+    parser.add_argument('--golden', help='The golden figures (JSON with "runs"; default %s '
+                                         'without --original_dir).' % DEFAULT_GOLDEN)
     parser.add_argument('--runs', nargs='*', default=None,
                         help='Keys of the runs to compare (default: all).')
     parser.add_argument('--show', type=positive_int, default=DEFAULT_SHOW,
                         help='How many of the largest deviations to print.')
-    return parser.parse_args(argv)
+    parser.add_argument('--original_dir', help='Folder of the original\'s segdec_model.py '
+                                               'and segdec_train.py.')
+    parser.add_argument('--tower_counts', type=positive_int_list, default=[1, 2],
+                        help='With --original_dir: comma-separated tower counts (default 1,2).')
+    parser.add_argument('--image_height', type=positive_int, default=256,
+                        help='With --original_dir: image height, a multiple of 64.')
+    parser.add_argument('--image_width', type=positive_int, default=128,
+                        help='With --original_dir: image width, a multiple of 64.')
+    parser.add_argument('--learning_rate', type=positive_float, default=0.001,
+                        help='With --original_dir: of gradient descent (default 0.001).')
+    parser.add_argument('--write_golden', help='With --original_dir: write the original\'s '
+                                               'figures to this golden file.')
+    args = parser.parse_args(argv)
+    if not args.original_dir:
+        args.golden = args.golden or DEFAULT_GOLDEN
+    for flag in ('image_height', 'image_width'):
+        if getattr(args, flag) % SIZE_MULTIPLE:
+            parser.error('--%s %d: SegDecNet needs a multiple of %d'
+                         % (flag, getattr(args, flag), SIZE_MULTIPLE))
+    if args.write_golden and not args.original_dir:
+        parser.error('--write_golden needs --original_dir')
+    if args.write_golden and not os.path.isdir(os.path.dirname(os.path.abspath(
+            args.write_golden))):
+        parser.error('--write_golden %s: its folder does not exist' % args.write_golden)
+    return args
 
 
 def _check(key, run):
@@ -40,20 +74,38 @@ def _check(key, run):
 
 def main(argv):
     args = parse_args(argv)
-    from towers import regression
+    from towers import legacy, regression
+    from towers.compat import TF_VERSION
 
-    runs = regression.read_runs(args.golden, '--golden')
-    keys = args.runs or sorted(runs, key=lambda k: runs[k]['num_towers'])
-    missing = [k for k in keys if k not in runs]
-    if missing:
-        raise TowersError('--runs %s are not in %s, which has %s'
-                          % (' '.join(missing), args.golden, ' '.join(sorted(runs))))
-    checks = [('run %s: %d towers, %dx%d, learning rate %g'
-               % (key, runs[key]['num_towers'], runs[key]['image_height'],
-                  runs[key]['image_width'], runs[key]['learning_rate']),
-               functools.partial(_check, key, runs[key]))
-              for key in keys]
-    return 0 if regression.check_runs(checks, args.show) else cli.EXIT_ERROR
+    checks = []
+    if args.golden:
+        runs = regression.read_runs(args.golden, '--golden')
+        keys = args.runs or sorted(runs, key=lambda k: runs[k]['num_towers'])
+        missing = [k for k in keys if k not in runs]
+        if missing:
+            raise TowersError('--runs %s are not in %s, which has %s'
+                              % (' '.join(missing), args.golden, ' '.join(sorted(runs))))
+        checks = [('run %s: %d towers, %dx%d, learning rate %g'
+                   % (key, runs[key]['num_towers'], runs[key]['image_height'],
+                      runs[key]['image_width'], runs[key]['learning_rate']),
+                   functools.partial(_check, key, runs[key]))
+                  for key in keys]
+    if not args.original_dir:
+        return 0 if regression.check_runs(checks, args.show) else cli.EXIT_ERROR
+    from models.segdec import live_regression as segdec_live
+    originals = legacy.import_originals(args.original_dir, segdec_live.ORIGINAL_MODULES,
+                                        '--original_dir')
+    runtime = ('through towers.legacy (TF %s, 1 intra/inter-op thread, towers on virtual CPU '
+               'devices)' % TF_VERSION)
+    print('the original runs %s' % runtime)
+    live = segdec_live.LiveRegression(originals)
+    ok = regression.check_runs(checks + live.checks(
+        args.tower_counts, args.image_height, args.image_width, args.learning_rate), args.show)
+    if args.write_golden:
+        write_json(args.write_golden, live.golden(
+            'original code in %s, measured live by scripts/regress_segdec.py --original_dir %s'
+            % (os.path.abspath(args.original_dir), runtime)))
+    return 0 if ok else cli.EXIT_ERROR
 
 
 if __name__ == '__main__':

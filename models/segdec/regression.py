@@ -90,47 +90,69 @@ _LOSS_FIGURES = (
 )
 
 
+def run_batches(run):
+    """The global batches of steps 0 and 1 of a golden run (one image per tower)."""
+    global_batch = run['num_towers'] * run['batch_per_tower']
+    return [regression_batch(step, global_batch, run['image_height'], run['image_width'],
+                             run['seed'])
+            for step in (0, 1)]
+
+
+def measure_figures(replay, tower_losses, grads, train_ops, batches):
+    """A run's figures in a `towers.regression.Replay` of either side's graph.
+
+    Args:
+      replay: the `Replay` of the graph.
+      tower_losses: each tower's (pixel loss, class loss) scalars.
+      grads: dict train op name (`segdec.OBJECTIVES`) -> its averaged (gradient, variable)
+        pairs.
+      train_ops: dict train op name -> the op applying them.
+      batches: `run_batches(run)`.
+
+    Returns:
+      A dict shaped like a golden run's: 'global_variables' (name -> shape of the variables)
+      and 'train_ops' (op name -> 'step0_averaged_grad_l2_norms',
+      'tower_pixel_class_losses_batch0_before_update',
+      'tower_pixel_class_losses_batch1_after_update'), each op measured from the initial
+      values.
+    """
+    grad_norms = {name: [tf.norm(g) for g, _ in pairs] for name, pairs in grads.items()}
+    losses0, norms = replay.run((tower_losses, grad_norms), batches[0])
+    measured = {name: {} for name in segdec.OBJECTIVES}
+    for name, figures in measured.items():
+        variables = [v.op.name for _, v in grads[name]]
+        figures['step0_averaged_grad_l2_norms'] = {
+            v: float(n) for v, n in zip(variables, norms[name])}
+        figures['tower_pixel_class_losses_batch0_before_update'] = _floats(losses0)
+        replay.restart()
+        replay.run(train_ops[name], batches[0])
+        figures['tower_pixel_class_losses_batch1_after_update'] = _floats(
+            replay.run(tower_losses, batches[1]))
+    return {'global_variables': replay.variable_shapes, 'train_ops': measured}
+
+
 def measure_run(run):
     """Rebuilds one golden run with this project's model, towers and train ops, and measures it.
 
     Builds SegDecNet on `run['num_towers']` towers (one set of towers, the three train ops of
     `SegDecRecipe`, plain gradient descent at the run's learning rate) with
-    `towers.regression.measure_training`, then, from the recipe's initial values each time:
-    the averaged gradients of every op and the towers' losses on batch 0, and for each op the
-    towers' losses on batch 1 after one update with it on batch 0.
+    `towers.regression.measure_training` and measures `measure_figures` from the recipe's
+    initial values.
 
     Args:
       run: one entry of the golden file's `runs`.
 
     Returns:
-      A dict shaped like `run`: 'global_variables' (name -> shape of the model's variables) and
-      'train_ops' (op name -> 'step0_averaged_grad_l2_norms',
-      'tower_pixel_class_losses_batch0_before_update',
-      'tower_pixel_class_losses_batch1_after_update').
+      The figures of `measure_figures`.
     """
-    global_batch = run['num_towers'] * run['batch_per_tower']
-    batches = [regression_batch(step, global_batch, run['image_height'], run['image_width'],
-                                run['seed'])
-               for step in (0, 1)]
+    batches = run_batches(run)
 
     def measure(replay):
         replicated = replay.training.replicated
-        tower_losses = [(t.outputs['pixel_loss'], t.outputs['class_loss'])
-                        for t in replicated.towers]
-        grad_norms = {name: [tf.norm(g) for g, _ in pairs]
-                      for name, pairs in replicated.grads.items()}
-        losses0, norms = replay.run((tower_losses, grad_norms), batches[0])
-        measured = {name: {} for name in segdec.OBJECTIVES}
-        for name, figures in measured.items():
-            variables = [v.op.name for _, v in replicated.grads[name]]
-            figures['step0_averaged_grad_l2_norms'] = {
-                v: float(n) for v, n in zip(variables, norms[name])}
-            figures['tower_pixel_class_losses_batch0_before_update'] = _floats(losses0)
-            replay.restart()
-            replay.run(replay.training.train_ops[name], batches[0])
-            figures['tower_pixel_class_losses_batch1_after_update'] = _floats(
-                replay.run(tower_losses, batches[1]))
-        return {'global_variables': replay.variable_shapes, 'train_ops': measured}
+        return measure_figures(
+            replay, [(t.outputs['pixel_loss'], t.outputs['class_loss'])
+                     for t in replicated.towers],
+            replicated.grads, replay.training.train_ops, batches)
 
     return regression.measure_training(
         SegDecRecipe(segdec.SegDecNet(), run['learning_rate']), batches[0], run['num_towers'],

@@ -174,15 +174,16 @@ ClassicTowers = collections.namedtuple('ClassicTowers', ['losses', 'grads', 'upd
 ClassicTowers.__doc__ = """The towers of `classic_towers`.
 
 Attributes:
-  losses: list of each tower's loss, as the original's `tower_loss` returned it.
-  grads: the original's `average_gradients` of the towers' (gradient, variable) pairs.
+  losses: list of what the original's `tower_loss` returned for each tower.
+  grads: the original's `average_gradients` of the towers' (gradient, variable) pairs; with
+    `objectives`, a dict train op name -> those of its loss.
   update_ops: tower 0's `UPDATE_OPS` (batch-norm statistics), which the tutorials ran with
     the update.
 """
 
 
 def classic_towers(tower_loss, average_gradients, inputs, setup, optimizer, device_fn=None,
-                   tower_name='tower'):
+                   tower_name='tower', objectives=None):
     """The tower loop of the TF1 multi-GPU tutorials, around an original program's functions.
 
     As the tutorials' `train()` did: in one reused variable scope, for each device i, in
@@ -199,6 +200,10 @@ def classic_towers(tower_loss, average_gradients, inputs, setup, optimizer, devi
       device_fn: a function (tower device) -> what the original put in `tf.device`, e.g. its
         `assign_to_device(device, '/cpu:0')`; the device itself by default.
       tower_name: the prefix of the towers' name scopes.
+      objectives: None: one train op, on the loss `tower_loss` returns. Else several from one
+        set of towers (originals that train parts of a network apart): a dict train op -> (index,
+        name part): its loss is `tower_loss(...)[index]`, its variables the trainable ones
+        whose names hold `name part` ('' for all).
 
     Returns:
       A `ClassicTowers`.
@@ -213,9 +218,18 @@ def classic_towers(tower_loss, average_gradients, inputs, setup, optimizer, devi
                 tf.get_variable_scope().reuse_variables()
                 if i == 0:
                     update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS, scope)
-                tower_grads.append(optimizer.compute_gradients(losses[-1]))
+                if objectives is None:
+                    tower_grads.append(optimizer.compute_gradients(losses[-1]))
+                else:
+                    tower_grads.append({name: optimizer.compute_gradients(losses[-1][index], [
+                        v for v in tf.trainable_variables() if part in v.name])
+                        for name, (index, part) in objectives.items()})
     with tf.device(setup.ps_device):
-        return ClassicTowers(losses, average_gradients(tower_grads), update_ops)
+        if objectives is None:
+            return ClassicTowers(losses, average_gradients(tower_grads), update_ops)
+        return ClassicTowers(losses, {name: average_gradients([grads[name] for grads in
+                                                               tower_grads])
+                                      for name in objectives}, update_ops)
 
 
 def evaluate_checkpoint(build_fn, checkpoint, batches, var_list=None):

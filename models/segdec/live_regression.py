@@ -1,0 +1,121 @@
+"""SegDecNet's regression run live, against a user's copy of the TF1 multi-GPU original.
+
+The original's own `tower_loss`, `average_gradients` and `assign_to_device`
+(`ORIGINAL_MODULES`, imported through `towers.legacy`) are built in its `build_model`'s tower
+loop beside this project's recipe, on the same initial values and batches, and their figures
+are compared as a golden file's are (`models.segdec.regression`).
+"""
+import functools
+import inspect
+
+from models.segdec import model as segdec
+from models.segdec.regression import (compare_run, measure_figures, measure_run,
+                                      regression_initial_values, run_batches)
+from towers import regression
+from towers.compat import tf
+from towers.errors import TowersError
+
+# The modules of the TF1 multi-GPU SegDecNet a live regression imports, in import order.
+ORIGINAL_MODULES = ('segdec_model', 'segdec_train')
+GOLDEN_SETUP = (
+    'batch 1 per tower; tower i gets row i of models.segdec.regression.regression_batch(step, '
+    'num_towers, height, width, seed), step 0 for the step-0 figures, 1 after one update; '
+    'initial values from regression_initial_values(shapes, seed); GradientDescentOptimizer '
+    'at learning_rate; train ops total (total loss, every trainable variable), segment (pixel '
+    'loss, variables named "segment") and decision (class loss, variables named "decision") '
+    'from one set of towers, each from the initial values')
+
+
+# The train ops of the original's `build_model`: (index of the loss in what its `tower_loss`
+# returns, the part of the names of the variables it updates).
+_OBJECTIVES = {'total': (0, ''), 'segment': (1, segdec.SEGMENT_SCOPE),
+               'decision': (2, segdec.DECISION_SCOPE)}
+
+
+def _original_training(originals, learning_rate):
+    """A builder of the original's training graph, as its `build_model` builds it from its own
+    functions: its tower loop (`towers.regression.classic_towers`, each tower in its
+    `assign_to_device(device)` and name scope '<TOWER_NAME>_<i>') on the (total, pixel, class)
+    losses of its `tower_loss`, the gradients of each train op's loss over the trainable
+    variables whose names hold its scope, its `average_gradients`, one gradient-descent update
+    per train op."""
+    train = originals['segdec_train']
+
+    def build(inputs, setup):
+        optimizer = tf.train.GradientDescentOptimizer(learning_rate)
+        towers = regression.classic_towers(
+            train.tower_loss, train.average_gradients, inputs, setup, optimizer,
+            device_fn=train.assign_to_device, tower_name=train.TOWER_NAME,
+            objectives=_OBJECTIVES)
+        return {'tower_losses': [losses[1:] for losses in towers.losses], 'grads': towers.grads,
+                'train_ops': {name: optimizer.apply_gradients(pairs)
+                              for name, pairs in towers.grads.items()}}
+    return build
+
+
+def measure_original_run(originals, run):
+    """Builds the original's training as `measure_run` builds the project's, and measures it.
+
+    Args:
+      originals: the original's modules by name (`ORIGINAL_MODULES`), imported through
+        `towers.legacy.import_originals`.
+      run: a golden run's settings: 'num_towers', 'batch_per_tower' (1), 'image_height',
+        'image_width', 'seed', 'learning_rate'.
+
+    Returns:
+      The figures of `models.segdec.regression.measure_figures`, of the original.
+    """
+    batches = run_batches(run)
+    return regression.measure_builder(
+        _original_training(originals, run['learning_rate']), batches[0], run['num_towers'],
+        lambda shapes: regression_initial_values(shapes, run['seed']),
+        lambda replay: measure_figures(replay, batches=batches, **replay.outputs))
+
+
+class LiveRegression:
+    """The original SegDecNet's own code and the project's, measured side by side.
+
+    Attributes:
+      original_runs: dict run key -> the original's run, as a golden file's `runs`, filled in
+        as the runs are measured.
+    """
+
+    def __init__(self, originals):
+        """Args:
+          originals: the original's modules by name (`ORIGINAL_MODULES`).
+
+        Raises:
+          TowersError: the original's `segdec_train` lacks the tower version's functions, or
+            its `tower_loss` is not (scope, images, pixel_labels, labels).
+        """
+        train = originals['segdec_train']
+        missing = [name for name in ('tower_loss', 'average_gradients', 'assign_to_device',
+                                     'TOWER_NAME') if not hasattr(train, name)]
+        parameters = [] if missing else list(inspect.signature(train.tower_loss).parameters)
+        if missing or len(parameters) != 4:
+            raise TowersError(
+                'the original\'s segdec_train.py (%s) is not the multi-GPU tower version: %s; '
+                'the live regression runs its tower_loss(scope, images, pixel_labels, labels), '
+                'average_gradients, assign_to_device and TOWER_NAME'
+                % (train.__file__, 'no %s' % ', '.join(missing) if missing
+                   else 'its tower_loss takes (%s)' % ', '.join(parameters)))
+        self.original_runs = {}
+        self._originals = originals
+
+    def checks(self, tower_counts, image_height, image_width, learning_rate, seed=0):
+        """The runs for `towers.regression.check_runs`: (title, compare) per tower count."""
+        runs = [dict(num_towers=count, batch_per_tower=1, image_height=image_height,
+                     image_width=image_width, seed=seed, learning_rate=learning_rate)
+                for count in tower_counts]
+        return [('original vs project: %d tower(s), %dx%d, seed %d, learning rate %g'
+                 % (run['num_towers'], image_height, image_width, seed, learning_rate),
+                 functools.partial(self._compare_run, str(run['num_towers']), run))
+                for run in runs]
+
+    def _compare_run(self, key, run):
+        self.original_runs[key] = dict(run, **measure_original_run(self._originals, run))
+        return compare_run(key, self.original_runs[key], measure_run(run))
+
+    def golden(self, source):
+        """The original's figures as a golden file: 'source', 'setup' and 'runs'."""
+        return {'source': source, 'setup': GOLDEN_SETUP, 'runs': self.original_runs}
