@@ -171,12 +171,3 @@ def test_regressor_of_weighted_examples_grows_tf1_15s_trees_to_the_bit(tmp_path,
     assert found['metrics']['loss'] == pytest.approx(expected['metrics']['loss'], rel=1e-6)
     assert found['metrics']['average_loss'] == pytest.approx(
         expected['metrics']['average_loss'], rel=1e-6)
-
-
-def test_a_numeric_column_is_refused_in_one_line_until_the_quantile_sketch_has_kernels(
-        tmp_path):
-    model = BoostedTreesClassifier([tf.feature_column.numeric_column('x')],
-                                   n_batches_per_layer=1, model_dir=str(tmp_path))
-    data = ({'x': np.zeros([4, 1], np.float32)}, np.zeros([4, 1], np.int64))
-    with pytest.raises(EstimatorError, match='numeric columns .*bucketized_column'):
-        model.train(lambda: tf.data.Dataset.from_tensors(data), steps=1)

@@ -18,9 +18,9 @@ directional feature contributions. Checkpoints hold TF 1.15's names: the ensembl
 memory, 'boosted_trees/{tree_ids,node_ids,logits}_cache' and 'boosted_trees/cached_feature_<i>'.
 
 TensorFlow 2.21 ships the BoostedTrees ops' definitions without their kernels;
-`boosted_trees_kernels` stands in for them, growing TF 1.15.5's trees to the bit over bucketized
-and indicator columns without pruning. Numeric columns (the quantile sketch), center_bias,
-post-pruning and the explanations still need TensorFlow's kernels.
+`boosted_trees_kernels` (with `boosted_trees_prediction` and `boosted_trees_quantiles`) stands in
+for them, growing TF 1.15.5's trees to the bit, with `center_bias` and pre- or post-pruning, and
+giving its explanations' bias and contributions.
 """
 from towers.compat import tf
 from towers.legacy.estimator.canned import boosted_trees_explain as explain
@@ -90,8 +90,6 @@ class _BoostedTreesBase(Estimator):
             prediction['bias'], prediction['dfc'] = explain.contributions(
                 prediction.pop(_DEBUG_KEY), self._columns.names, self._is_classification)
             yield prediction
-
-
 
 
 def _classifier_head(n_classes, weight_column, label_vocabulary, pruning_mode):

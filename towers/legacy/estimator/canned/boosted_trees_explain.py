@@ -29,8 +29,11 @@ _MESSAGES = {
              ('categorical_split', 3, 'Split', False), ('dense_split', 4, 'Split', False),
              ('metadata', 777, 'NodeMetadata', False)],
     'Tree': [('nodes', 1, 'Node', True)],
+    'PostPruneNodeUpdate': [('new_node_id', 1, _FIELD.TYPE_INT32, False),
+                            ('logit_change', 2, _FIELD.TYPE_FLOAT, True)],
     'TreeMetadata': [('num_layers_grown', 2, _FIELD.TYPE_INT32, False),
-                     ('is_finalized', 3, _FIELD.TYPE_BOOL, False)],
+                     ('is_finalized', 3, _FIELD.TYPE_BOOL, False),
+                     ('post_pruned_nodes_meta', 4, 'PostPruneNodeUpdate', True)],
     'GrowingMetadata': [('num_trees_attempted', 1, _FIELD.TYPE_INT64, False),
                         ('num_layers_attempted', 2, _FIELD.TYPE_INT64, False),
                         ('last_layer_node_start', 3, _FIELD.TYPE_INT32, False),
@@ -72,6 +75,19 @@ def parse(message, serialized):
     parsed = _CLASSES[message]()
     parsed.ParseFromString(serialized)
     return parsed
+
+
+def ensemble_of(serialized):
+    """The `TreeEnsemble` of bytes or of a numpy_function's string argument."""
+    return parse('TreeEnsemble', serialized.item() if isinstance(serialized, np.ndarray)
+                 else serialized)
+
+
+def node_value(node):
+    """A node's logit: its leaf's, or a split's leaf before it split (0 if none was kept)."""
+    if node.HasField('bucketized_split'):
+        return node.metadata.original_leaf.scalar
+    return node.leaf.scalar
 
 
 def node_kind(node):
@@ -131,7 +147,8 @@ def contributions(serialized, names, classification):
     prediction (the logistic for a classifier) after the bias alone, and the change each
     column's splits made along the example's paths, largest in magnitude first."""
     debug = parse('DebugOutput', serialized)
-    path = np.array(debug.logits_path)
+    # In float64, as TF 1.15's Python read the float32 logits.
+    path = np.array(debug.logits_path, np.float64)
     if classification:
         path = 1 / (1 + np.exp(-path))
     changes = np.bincount(np.array(debug.feature_ids, dtype=np.int64), weights=np.diff(path),

@@ -96,8 +96,8 @@ class InMemoryGrower(_Grower):
                 return boundaries_ready.assign(True).op
 
     def center_bias(self, center_bias_var, gradients, hessians):
-        return self._center(center_bias_var, tf.reduce_mean(gradients, 0)[None],
-                            tf.reduce_mean(hessians, 0)[None])
+        return self._center(center_bias_var, _ops.batch_mean(gradients),
+                            _ops.batch_mean(hessians))
 
     def grow_tree(self, stats_list, node_range):
         return self._grow(stats_list, node_range)
@@ -146,7 +146,7 @@ class AccumulatorGrower(_Grower):
                                           'wait_until_quaniles_accumulated')
 
     def center_bias(self, center_bias_var, gradients, hessians):
-        means = tf.reduce_mean(tf.stack([gradients, hessians], axis=0), axis=1)
+        means = tf.concat([_ops.batch_mean(gradients), _ops.batch_mean(hessians)], 0)
         with tf.control_dependencies([self._bias_accumulator.apply_grad(means, self._stamp)]):
             if not self._is_chief:
                 return tf.no_op()

@@ -1,47 +1,33 @@
 """Stand-ins for TensorFlow's BoostedTrees kernels (TF 2.21 ships the ops without them), with
 the names of `ops.boosted_trees_ops` that the boosted-trees modules call, for one logit and
 bucketized splits: the ensemble, its states, the statistics, the best gains, the layer update
-and the predictions. Their arithmetic is TF 1.15's kernels' in float32, in its order, so that
-the trees and logits are TF 1.15.5's.
+with its pruning, the bias centring, and (from `boosted_trees_prediction`) the predictions and
+the explanations' logits paths, and (from `boosted_trees_quantiles`) the quantile sketch of
+numeric columns and their bucketizing. Their arithmetic is TF 1.15's kernels' in float32, in its
+order, so that the trees and logits are TF 1.15.5's.
 
 The ensemble lives in two variables, its stamp (int64) and its `TreeEnsemble` proto serialized
 (string), saved under TF 1.15's names '<scope>:0_stamp' and '<scope>:0_serialized'; each stand-in
-is a `tf.numpy_function` over that proto. The quantile sketch, bias centring, post-pruning and
-the explanations are refused in one line (`EstimatorError`) until they have stand-ins too.
+is a `tf.numpy_function` over that proto.
 """
 import numpy as np
 
 from towers.compat import internal, tf
 from towers.legacy.estimator.canned import boosted_trees_explain as protos
-from towers.legacy.estimator.spec import EstimatorError
+from towers.legacy.estimator.canned.boosted_trees_prediction import (  # noqa: F401
+    example_debug_outputs, predict, training_predict)
+from towers.legacy.estimator.canned.boosted_trees_quantiles import (  # noqa: F401
+    QuantileAccumulator, boosted_trees_bucketize)
 
 _tf_ops = internal('ops.boosted_trees_ops')
 _resources = internal('ops.resources')
 _saving = internal('training.saving.saveable_object')
 PruningMode = _tf_ops.PruningMode
-
-
-def _not_yet(what):
-    """A stand-in that refuses, in one line, what needs TensorFlow's missing kernels."""
-    def refuse(*args, **kwargs):
-        raise EstimatorError('towers-legacy\'s boosted trees do not have {} yet (TensorFlow '
-                             '2.21 ships no BoostedTrees kernels)'.format(what))
-    return refuse
-
-
-QuantileAccumulator = boosted_trees_bucketize = _not_yet(
-    'numeric columns (the quantile sketch): wrap them in bucketized_column')
-center_bias = _not_yet('center_bias')
-example_debug_outputs = _not_yet('experimental_predict_with_explanations')
-# TF 1.15's tolerance of equal gains, and the weight of each tree grown layer by layer.
+# TF 1.15's tolerance of equal gains, the weight of each tree grown layer by layer, and the
+# least change of the bias (relative to it) for which centring goes on.
 _GAIN_TOLERANCE = np.float32(1e-15)
 _TREE_WEIGHT = 1.
-
-
-def _ensemble_of(serialized):
-    """The `TreeEnsemble` of a numpy_function's string argument."""
-    return protos.parse('TreeEnsemble', serialized.item() if isinstance(serialized, np.ndarray)
-                        else serialized)
+_MIN_BIAS_CHANGE = np.float32(0.01)
 
 
 class _Saveable(_saving.SaveableObject):
@@ -101,118 +87,27 @@ class TreeEnsemble:
         return (tf.identity(stamp, name='stamp_token'),) + tuple(
             tf.identity(tensor, name=name) for tensor, name in zip(states, names))
 
-    def update(self, fn, inputs, name):
-        """The op replacing the stamp and proto by `fn(stamp, serialized, *inputs)`'s."""
-        stamp, serialized = tf.numpy_function(fn, list(self.serialize()) + list(inputs),
-                                              [tf.int64, tf.string], name=name)
-        return self.deserialize(stamp, serialized)
+    def update(self, fn, inputs, name, result=None):
+        """The op replacing the stamp and proto by the first two of `fn(stamp, serialized,
+        *inputs)`'s outputs; with a `result` dtype, the third (a scalar), once replaced."""
+        outputs = tf.numpy_function(fn, list(self.serialize()) + list(inputs),
+                                    [tf.int64, tf.string] + ([result] if result else []),
+                                    name=name)
+        replaced = self.deserialize(*outputs[:2])
+        if not result:
+            return replaced
+        with tf.control_dependencies([replaced]):
+            return tf.reshape(outputs[2], [])
 
 
 def _states(serialized):
-    ensemble = _ensemble_of(serialized)
+    ensemble = protos.ensemble_of(serialized)
     trees = len(ensemble.trees)
     finalized = trees if trees <= 0 or ensemble.tree_metadata[-1].is_finalized else trees - 1
     growing = ensemble.growing_metadata
     return (np.int32(trees), np.int32(finalized), np.int32(growing.num_layers_attempted),
             np.array([growing.last_layer_node_start, max(1, growing.last_layer_node_end)],
                      np.int32))
-
-
-def _node_value(node):
-    """A node's logit: its leaf's, or a split's leaf before it split (0 if none was kept)."""
-    if node.HasField('bucketized_split'):
-        return node.metadata.original_leaf.scalar
-    return node.leaf.scalar
-
-
-class _Tree:
-    """One tree of the proto as arrays over its nodes."""
-
-    def __init__(self, tree):
-        count = len(tree.nodes)
-        self.feature, self.threshold, self.left, self.right = (
-            np.zeros(count, np.int64) for _ in range(4))
-        self.is_leaf = np.ones(count, bool)
-        self.value = np.array([_node_value(node) for node in tree.nodes], np.float32)
-        for index, node in enumerate(tree.nodes):
-            if node.HasField('bucketized_split'):
-                split = node.bucketized_split
-                self.is_leaf[index] = False
-                self.feature[index], self.threshold[index] = split.feature_id, split.threshold
-                self.left[index], self.right[index] = split.left_id, split.right_id
-
-    def leaves(self, nodes, rows, features):
-        """The leaf each example of `rows` reaches from its node `nodes` ([rows]), its bucket
-        ids `features` [num_features, batch]: left when its bucket <= the threshold."""
-        nodes = np.array(nodes, np.int64)
-        while True:
-            inner = ~self.is_leaf[nodes]
-            if not inner.any():
-                return nodes
-            at = nodes[inner]
-            go_left = features[self.feature[at], rows[inner]] <= self.threshold[at]
-            nodes[inner] = np.where(go_left, self.left[at], self.right[at])
-
-
-def _predict(serialized, *features):
-    """TF 1.15's Predict: its TrainingPredict from no cache, to the same bit."""
-    batch = len(features[0])
-    return _training_predict(serialized, np.zeros(batch, np.int32),
-                             np.full(batch, -1, np.int32), *features)[0]
-
-
-def predict(tree_ensemble_handle, bucketized_features, logits_dimension, name=None):
-    """The logits [batch, 1] of the whole ensemble (each tree's leaf times its weight)."""
-    _, serialized = tree_ensemble_handle.serialize()
-    logits = tf.numpy_function(_predict, [serialized] + list(bucketized_features), tf.float32,
-                               name=name or 'BoostedTreesPredict')
-    logits.set_shape([None, logits_dimension])
-    return logits
-
-
-def _training_predict(serialized, tree_ids, node_ids, *features):
-    ensemble = _ensemble_of(serialized)
-    batch = len(tree_ids)
-    last = len(ensemble.trees) - 1
-    if last < 0 or not batch:
-        return np.zeros([batch, 1], np.float32), tree_ids, np.zeros(batch, np.int32)
-    trees = [_Tree(tree) for tree in ensemble.trees]
-    features = np.stack(features)
-    tree_ids, node_ids = tree_ids.astype(np.int64), node_ids.astype(np.int64)
-    cached = node_ids >= 0
-    # From a cached node its value so far comes off; from no cache, the first node.
-    partial = np.zeros(batch, np.float32)
-    for index in np.flatnonzero(cached):
-        partial[index] = -trees[tree_ids[index]].value[node_ids[index]]
-    node_ids[~cached] = 0
-    logits = np.zeros(batch, np.float32)
-    for tree_id in range(int(tree_ids.min()), last + 1):
-        rows = np.flatnonzero(tree_ids == tree_id)
-        if not len(rows):
-            continue
-        tree = trees[tree_id]
-        node_ids[rows] = tree.leaves(node_ids[rows], rows, features)
-        partial[rows] += tree.value[node_ids[rows]]
-        logits[rows] += np.float32(ensemble.tree_weights[tree_id]) * partial[rows]
-        partial[rows] = 0
-        if tree_id < last:
-            tree_ids[rows], node_ids[rows] = tree_id + 1, 0
-    return logits[:, None], tree_ids.astype(np.int32), node_ids.astype(np.int32)
-
-
-def training_predict(tree_ensemble_handle, cached_tree_ids, cached_node_ids,
-                     bucketized_features, logits_dimension, name=None):
-    """(the logits [batch, 1] the ensemble added since the cached tree and node of each
-    example, its tree ids [batch], its node ids [batch])."""
-    _, serialized = tree_ensemble_handle.serialize()
-    logits, tree_ids, node_ids = tf.numpy_function(
-        _training_predict, [serialized, cached_tree_ids, cached_node_ids]
-        + list(bucketized_features), [tf.float32, tf.int32, tf.int32],
-        name=name or 'BoostedTreesTrainingPredict')
-    logits.set_shape([None, logits_dimension])
-    tree_ids.set_shape([None])
-    node_ids.set_shape([None])
-    return logits, tree_ids, node_ids
 
 
 def make_stats_summary(node_ids, gradients, hessians, bucketized_features_list, max_splits,
@@ -298,7 +193,7 @@ def calculate_best_gains_per_feature(node_id_range, stats_summary_list, l1, l2,
 def _update(stamp, serialized, learning_rate, max_depth, pruning_mode, feature_ids, *splits):
     """TF 1.15's layer update of a serialized ensemble by the splits of each feature (node ids,
     gains, thresholds, left and right contributions per feature)."""
-    ensemble = _ensemble_of(serialized)
+    ensemble = protos.ensemble_of(serialized)
     count = len(feature_ids)
     node_ids, gains, thresholds, lefts, rights = (splits[start:start + count]
                                                   for start in range(0, 5 * count, count))
@@ -335,13 +230,15 @@ def _update(stamp, serialized, learning_rate, max_depth, pruning_mode, feature_i
         if metadata.num_layers_grown >= max_depth:
             start, end = 0, 1
             metadata.is_finalized = True
+            if pruning_mode == PruningMode.POST_PRUNING:
+                _post_prune(tree, metadata)
             _add_tree(ensemble)
         growing.last_layer_node_start, growing.last_layer_node_end = start, end
     return np.int64(stamp + 1), ensemble.SerializeToString()
 
 
-def _add_tree(ensemble):
-    ensemble.trees.add().nodes.add().leaf.scalar = 0.
+def _add_tree(ensemble, value=0.):
+    ensemble.trees.add().nodes.add().leaf.scalar = value
     ensemble.tree_weights.append(_TREE_WEIGHT)
     ensemble.tree_metadata.add()
 
@@ -362,14 +259,109 @@ def _split(tree, node_id, gain, feature_id, threshold, left, right):
         tree.nodes.add().leaf.scalar = float(np.float32(value) + contribution)
 
 
+def _prune_below(tree, node_id, parents, changes):
+    """Turns back into leaves, children first, the splits under and at `node_id` of negative
+    gain whose children are leaves; records each removed child's parent and the logit change
+    from it to its parent. Returns the removed node ids."""
+    node = tree.nodes[node_id]
+    if not node.HasField('bucketized_split'):
+        return []
+    left, right = node.bucketized_split.left_id, node.bucketized_split.right_id
+    removed = (_prune_below(tree, left, parents, changes)
+               + _prune_below(tree, right, parents, changes))
+    children = (tree.nodes[left], tree.nodes[right])
+    if not (node.metadata.gain < 0 and all(child.HasField('leaf') for child in children)):
+        return removed
+    node.ClearField('bucketized_split')
+    node.leaf.CopyFrom(node.metadata.original_leaf)
+    node.leaf.SetInParent()
+    node.ClearField('metadata')
+    for child_id, child in zip((left, right), children):
+        parents[child_id] = node_id
+        changes[child_id] = np.float32(node.leaf.scalar) - np.float32(child.leaf.scalar)
+    return removed + [left, right]
+
+
+def _post_prune(tree, metadata):
+    """TF 1.15's post-pruning of a finished tree: its splits of negative gain with leaves below
+    become leaves again, deepest first, and the nodes left are renumbered in order; the
+    metadata keeps, for each former node, the node it became and the logit change from it (so
+    that cached predictions carry over)."""
+    count = len(tree.nodes)
+    parents, changes = list(range(count)), [np.float32(0)] * count
+    removed = set(_prune_below(tree, 0, parents, changes))
+    if not removed:
+        return
+    new_ids = {}
+    for node_id in range(count):
+        update = metadata.post_pruned_nodes_meta.add()
+        change, kept = np.float32(0), node_id
+        while parents[kept] != kept:
+            change, kept = change + changes[kept], parents[kept]
+        if node_id not in removed:
+            new_ids[node_id] = len(new_ids)
+        update.new_node_id = new_ids[kept]
+        update.logit_change.append(change)
+    for node_id in sorted(removed, reverse=True):
+        del tree.nodes[node_id]
+    for node in tree.nodes:
+        if node.HasField('bucketized_split'):
+            split = node.bucketized_split
+            split.left_id, split.right_id = new_ids[split.left_id], new_ids[split.right_id]
+
+
+def _batch_mean(values):
+    f = np.float32
+    packed = len(values) // 8 * 8
+    # Eight lanes summed in order (cumsum: sequentially, from 0), halved pairwise, then the
+    # rest added.
+    lanes = np.cumsum(np.concatenate([np.zeros((1, 8), f), values[:packed].reshape(-1, 8)]),
+                      0, dtype=f)[-1]
+    while len(lanes) > 1:
+        lanes = lanes[:len(lanes) // 2] + lanes[len(lanes) // 2:]
+    rest = np.cumsum(np.concatenate([[f(0)], values[packed:, 0]]), dtype=f)[-1]
+    return np.array([[(rest + lanes[0]) / f(len(values))]], f)
+
+
+def batch_mean(values):
+    """The mean [1, 1] over the batch of `values` [batch, 1] as TF 1.15's `reduce_mean` summed
+    float32 on AVX CPUs in one thread (batches to about 8,000), to the bit: the bias is centred
+    from it."""
+    mean = tf.numpy_function(_batch_mean, [values], tf.float32, name='Mean')
+    mean.set_shape([1, 1])
+    return mean
+
+
+def center_bias(tree_ensemble_handle, mean_gradients, mean_hessians, l1, l2, name=None):
+    """The op moving the bias (the first tree's root, made if there is none) by the leaf
+    weight of the mean gradient and hessian ([1, 1] each); its bool result says whether
+    centring goes on (the bias moved by more than 1% of itself, or was just made)."""
+    def centre(stamp, serialized, gradients, hessians):
+        ensemble = protos.ensemble_of(serialized)
+        logit, _ = _weights_and_gains(gradients.flat[0], hessians.flat[0], np.float32(l1),
+                                      np.float32(l2))
+        logit = np.float32(logit)
+        if not ensemble.trees:
+            _add_tree(ensemble, float(logit))
+            more = True
+        else:
+            root = ensemble.trees[0].nodes[0].leaf
+            bias = np.float32(root.scalar)
+            with np.errstate(divide='ignore', invalid='ignore'):
+                more = bool(np.abs(logit / bias) > _MIN_BIAS_CHANGE)
+            root.scalar = float(bias + logit)
+        return np.int64(stamp + 1), ensemble.SerializeToString(), np.bool_(more)
+    return tree_ensemble_handle.update(centre, [mean_gradients, mean_hessians],
+                                       name or 'BoostedTreesCenterBias', result=tf.bool)
+
+
 def update_ensemble(tree_ensemble_handle, feature_ids, node_ids, gains, thresholds,
                     left_node_contribs, right_node_contribs, max_depth, learning_rate,
                     pruning_mode, name=None):
     """The op adding to the newest tree the best split of each node among the features'
     (`feature_ids`, ints; the rest lists of `calculate_best_gains_per_feature`'s, one per
-    feature), finishing the tree at `max_depth` layers and starting the next."""
-    if pruning_mode == PruningMode.POST_PRUNING:
-        _not_yet("pruning_mode='post'")()
+    feature), finishing the tree at `max_depth` layers (then post-pruned, with
+    `PruningMode.POST_PRUNING`) and starting the next."""
     feature_ids = [int(feature_id) for feature_id in feature_ids]
     return tree_ensemble_handle.update(
         lambda stamp, serialized, *splits: _update(
