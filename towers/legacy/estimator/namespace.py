@@ -45,7 +45,7 @@ _EXPERIMENTAL = ('make_early_stopping_hook', 'stop_if_higher_hook', 'stop_if_low
 # The rest of `tf.estimator.experimental` of TF 1.15: module -> its names there.
 _EXPERIMENTAL_ELSEWHERE = {
     'spec': ('call_logit_fn',), 'canned.dnn': ('dnn_logit_fn_builder',),
-    'canned.linear': ('linear_logit_fn_builder',),
+    'canned.linear': ('linear_logit_fn_builder', 'LinearSDCA'),
     'export': ('build_raw_supervised_input_receiver_fn',),
     'hooks': ('InMemoryEvaluatorHook', 'make_stop_at_checkpoint_step_hook')}
 # Private module paths of TF 1.x (below tensorflow.python.estimator and
@@ -75,8 +75,12 @@ _V2 = dict({name: (_V2_CANNED, name + 'V2') for name in (
     'BaselineEstimator')}, **{name: (_V2_CANNED, name) for name in (
         'Head', 'BinaryClassHead', 'MultiClassHead', 'RegressionHead',
         'PoissonRegressionHead', 'LogisticRegressionHead')},
-    Estimator=('estimator', 'EstimatorV2'), BestExporter=('exporter', 'BestExporterV2'))
+    Estimator=('estimator', 'EstimatorV2'), BestExporter=('exporter', 'BestExporterV2'),
+    MultiLabelHead=('canned.head_v2_multi', 'MultiLabelHead'),
+    MultiHead=('canned.head_v2_multi', 'MultiHead'))
 _V2_EXPORT = _EXPORT + ('EvalOutput',)
+# TF 2.15's `tf.estimator.experimental` only (not `tf.compat.v1.estimator.experimental`).
+_V2_EXPERIMENTAL = {'canned.rnn': ('RNNClassifier', 'RNNEstimator')}
 # TF 2.15's other names of `tf.estimator`, TF 1.15's objects (and boosted trees, which TF
 # 2.0-2.8 had; the classifier and the regressor are provided).
 _V2_KEPT = HOOKS + ('EstimatorSpec', 'EvalSpec', 'Exporter', 'FinalExporter',
@@ -174,7 +178,10 @@ class Namespace:
             self._subpackages = {
                 'export': self._proxy('tensorflow.estimator.export', 'tf.estimator.export',
                                       [_names('export', _V2_EXPORT)]),
-                'experimental': self._experimental}
+                'experimental': self._proxy(
+                    'tensorflow.estimator.experimental', 'tf.estimator.experimental',
+                    experimental + [_names(module, names)
+                                    for module, names in _V2_EXPERIMENTAL.items()])}
             v2 = [_names(module, {name: attribute for name, (owner, attribute) in _V2.items()
                                   if owner == module})
                   for module in sorted({owner for owner, _ in _V2.values()})]

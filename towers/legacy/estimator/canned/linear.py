@@ -5,7 +5,8 @@ over `tf.feature_column.linear_model`, trained by FTRL (learning rate 0.2) by de
 Its variables are TF 1.15's: 'linear/linear_model/<column>/weights' and
 'linear/linear_model/bias_weights' (in the graph each a partitioned variable, '/part_0' without
 parameter servers). Training writes the summaries 'linear/bias' and
-'linear/fraction_of_zero_weights'.
+'linear/fraction_of_zero_weights'. An optimizer `LinearSDCA` (`canned.linear_sdca`) trains the
+same variables by SDCA.
 
 TF 2.15's `LinearClassifierV2`, `LinearRegressorV2`, `LinearEstimatorV2`: the same model,
 unpartitioned, of resource variables, with TF 2's heads, trained by Keras' legacy Ftrl
@@ -16,8 +17,9 @@ import math
 
 from towers.compat import tf
 from towers.legacy.estimator.canned import head as head_lib
-from towers.legacy.estimator.canned import head_v2
+from towers.legacy.estimator.canned import head_v2, linear_sdca
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
+from towers.legacy.estimator.canned.linear_sdca import LinearSDCA
 from towers.legacy.estimator.canned.optimizers import (OPTIMIZERS_V2_BY_NAME,
                                                        get_optimizer_instance)
 from towers.legacy.estimator.estimator import Estimator, EstimatorV2
@@ -25,20 +27,22 @@ from towers.legacy.estimator.estimator import Estimator, EstimatorV2
 LEARNING_RATE = 0.2
 
 
-def linear_logits(features, units, feature_columns, sparse_combiner):
+def linear_logits(features, units, feature_columns, sparse_combiner, cols_to_vars=None):
     """Logits [batch, units] of a linear model, its variables under 'linear_model' in the current
     variable scope; `sparse_combiner` ('sum', 'mean' or 'sqrtn') reduces a multivalent
-    categorical column."""
-    cols_to_vars = {}
+    categorical column. `cols_to_vars`, a dict, gets column -> its variable's parts and 'bias'
+    -> the bias's."""
+    cols_to_vars = {} if cols_to_vars is None else cols_to_vars
     logits = tf.feature_column.linear_model(features, feature_columns, units=units,
                                             sparse_combiner=sparse_combiner,
                                             cols_to_vars=cols_to_vars)
-    bias = cols_to_vars.pop('bias')
+    bias = cols_to_vars['bias']
     if units > 1:
         tf.summary.histogram('bias', bias)
     else:
         tf.summary.scalar('bias', bias[0][0])
-    weights = [part for parts in cols_to_vars.values() for part in parts]
+    weights = [part for column, parts in cols_to_vars.items() if column != 'bias'
+               for part in parts]
     with tf.name_scope('zero_fraction'):
         zero_fraction = tf.nn.zero_fraction(
             tf.concat([tf.reshape(part, [-1]) for part in weights], axis=0))
@@ -65,13 +69,18 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
                     config, sparse_combiner):
     """The `EstimatorSpec` of a linear estimator, its variables under 'linear'.
 
-    `optimizer` None is FTRL at `default_learning_rate`; a name gets `LEARNING_RATE`.
+    `optimizer` None is FTRL at `default_learning_rate`; a name gets `LEARNING_RATE`; a
+    `LinearSDCA` trains by SDCA.
     """
     model_fn_lib.checked_features(features, 'Linear estimator')
     with tf.variable_scope('linear', values=tuple(features.values()),
                            partitioner=model_fn_lib.input_layer_partitioner(config, partitioner)):
-        logits = linear_logit_fn_builder(head.logits_dimension, feature_columns,
-                                         sparse_combiner)(features)
+        cols_to_vars = {}
+        logits = linear_logits(features, head.logits_dimension, feature_columns,
+                               sparse_combiner, cols_to_vars)
+        if isinstance(optimizer, LinearSDCA):
+            return linear_sdca.estimator_spec(optimizer, head, features, labels, mode, logits,
+                                              feature_columns, cols_to_vars)
         optimizer = get_optimizer_instance(
             optimizer or tf.train.FtrlOptimizer(
                 default_learning_rate(feature_columns, LEARNING_RATE)),
@@ -90,16 +99,19 @@ class LinearEstimator(Estimator):
       model_dir, config, warm_start_from: as `Estimator`'s (TF 1.15's class lacked
         warm_start_from; its classifier and regressor had it).
       optimizer: 'Ftrl' (learning rate 0.2), another name, a `tf.train.Optimizer`, a callable
-        returning one, or None: FTRL at min(0.2, 1/sqrt(len(feature_columns))).
+        returning one, None: FTRL at min(0.2, 1/sqrt(len(feature_columns))), or a
+        `LinearSDCA` (for two classes or one label).
       partitioner: the variables' partitioner (64 MiB slices by default).
       sparse_combiner: 'sum', 'mean' or 'sqrtn', for multivalent categorical columns.
     """
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer='Ftrl', config=None,
                  partitioner=None, sparse_combiner='sum', warm_start_from=None):
+        feature_columns = tuple(feature_columns or ())
+        linear_sdca.check_estimator(optimizer, head, feature_columns, sparse_combiner)
         super().__init__(
             model_fn=model_fn_lib.estimator_model_fn(
-                linear_model_fn, head=head, feature_columns=tuple(feature_columns or ()),
+                linear_model_fn, head=head, feature_columns=feature_columns,
                 optimizer=optimizer, partitioner=partitioner, sparse_combiner=sparse_combiner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
@@ -144,9 +156,13 @@ def linear_model_fn_v2(features, labels, mode, head, feature_columns, optimizer,
     """The `EstimatorSpec` of a linear V2 estimator, its variables under 'linear'."""
     del config  # TF 2's canned variables are not partitioned.
     model_fn_lib.checked_features(features, 'Linear estimator')
+    cols_to_vars = {}
     with model_fn_lib.v2_variable_scope('linear', features) as scope:
         logits = linear_logits(features, head.logits_dimension, feature_columns,
-                               sparse_combiner)
+                               sparse_combiner, cols_to_vars)
+    if isinstance(optimizer, LinearSDCA):
+        return linear_sdca.estimator_spec(optimizer, head, features, labels, mode, logits,
+                                          feature_columns, cols_to_vars)
     return model_fn_lib.v2_estimator_spec(
         head, features, mode, logits, labels,
         optimizer or (lambda: OPTIMIZERS_V2_BY_NAME['Ftrl'](
@@ -158,13 +174,15 @@ class LinearEstimatorV2(EstimatorV2):
     """TF 2.15's `tf.estimator.LinearEstimator`: `LinearEstimator` with a head of
     `canned.head_v2`, no `partitioner`, and a Keras optimizer ('Ftrl' by default, a name at
     the learning rate 0.2; a `tf.keras.optimizers.legacy.Optimizer`; a callable returning one;
-    None: Ftrl at min(0.2, 1/sqrt(len(feature_columns))))."""
+    None: Ftrl at min(0.2, 1/sqrt(len(feature_columns))); a `LinearSDCA`)."""
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer='Ftrl', config=None,
                  sparse_combiner='sum', warm_start_from=None):
+        feature_columns = tuple(feature_columns or ())
+        linear_sdca.check_estimator(optimizer, head, feature_columns, sparse_combiner)
         super().__init__(
             model_fn=model_fn_lib.estimator_model_fn(
-                linear_model_fn_v2, head=head, feature_columns=tuple(feature_columns or ()),
+                linear_model_fn_v2, head=head, feature_columns=feature_columns,
                 optimizer=optimizer, sparse_combiner=sparse_combiner),
             model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
