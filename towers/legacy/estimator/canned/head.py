@@ -174,7 +174,7 @@ class _ClassHead(Head):
         class_ids = tf.expand_dims(tf.argmax(class_logits, axis=-1), -1)
         if self._label_vocabulary:
             names = tf.constant(list(self._label_vocabulary))
-            classes = _lookup_table(tf.range(self._n_classes, dtype=tf.int64), names, 'UNK',
+            classes = lookup_table(tf.range(self._n_classes, dtype=tf.int64), names, 'UNK',
                                     'class_string_lookup').lookup(class_ids)
         else:
             names = tf.strings.as_string(tf.range(self._n_classes))
@@ -198,7 +198,7 @@ class _ClassHead(Head):
         if labels.dtype != tf.string:
             raise EstimatorError('Labels dtype should be string if there is a label_vocabulary; '
                                  'got %s' % labels.dtype.name)
-        return _lookup_table(tf.constant(list(self._label_vocabulary)),
+        return lookup_table(tf.constant(list(self._label_vocabulary)),
                              tf.range(self._n_classes, dtype=tf.int64), -1,
                              'class_id_lookup').lookup(labels)
 
@@ -382,7 +382,7 @@ def asserted_range(labels, highest, message):
             return tf.identity(labels)
 
 
-def _lookup_table(keys, values, default, name):
+def lookup_table(keys, values, default, name):
     return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values),
                                      default, name=name)
 

@@ -1,7 +1,7 @@
 """TF 2.15's heads (`tf.estimator.BinaryClassHead`, `MultiClassHead`, `RegressionHead`,
 `PoissonRegressionHead`, `LogisticRegressionHead`; `MultiLabelHead` and `MultiHead` are in
-`head_v2_multi`): TF 1.15's heads of `canned.head` (the same labels, losses, predictions and export outputs) with TF
-2's face:
+`head_v2_multi`): TF 1.15's heads of `canned.head` (the same labels, losses, predictions and
+export outputs) with TF 2's face:
 
   * `loss_reduction` is SUM_OVER_BATCH_SIZE by default: the weighted sum of the per-example
     losses over the number of them (Keras' 'sum_over_batch_size', 'sum', 'auto' or TF 1's
@@ -60,7 +60,7 @@ class Head:
                                   'or _create_tpu_estimator_spec().')
 
 
-class _HeadV2(Head):
+class HeadV2(Head):
     """TF 2's face on a head of `canned.head`; a subclass lists its metrics in `_metric_plan`
     and what updates them in `_metric_inputs`."""
 
@@ -165,7 +165,7 @@ class _HeadV2(Head):
         `update_ops` run with it.
         """
         def make_train_op(loss):
-            return _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
+            return v2_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops,
                              self._loss_reduction)
         return self._estimator_spec(features, mode, logits, labels, make_train_op,
                                     regularization_losses)
@@ -205,7 +205,7 @@ class _AccuracyBaseline(keras.metrics.Mean):
         return tf.maximum(mean, 1. - mean)
 
 
-def _threshold_plan(keys, thresholds):
+def threshold_plan(keys, thresholds):
     """Accuracy, precision and recall at each threshold: [(key, make_metric)]."""
     plan = []
     for threshold in thresholds:
@@ -218,7 +218,7 @@ def _threshold_plan(keys, thresholds):
     return [(keys(key), make) for key, make in plan]
 
 
-class BinaryClassHead(_HeadV2, head_lib.BinaryClassHead):
+class BinaryClassHead(HeadV2, head_lib.BinaryClassHead):
     """TF 2's `tf.estimator.BinaryClassHead`: as TF 1's logistic head (sigmoid cross-entropy
     of one logit), `thresholds` in (0, 1) adding accuracy, precision and recall at each."""
 
@@ -237,7 +237,7 @@ class BinaryClassHead(_HeadV2, head_lib.BinaryClassHead):
                 (MetricKeys.ACCURACY_BASELINE, _AccuracyBaseline),
                 (MetricKeys.AUC, keras.metrics.AUC),
                 (MetricKeys.AUC_PR, lambda name: keras.metrics.AUC(curve='PR', name=name))
-                ] + _threshold_plan(lambda key: key, self._thresholds)
+                ] + threshold_plan(lambda key: key, self._thresholds)
 
     def _metric_inputs(self, loss, predictions):
         class_ids = predictions[PredictionKeys.CLASS_IDS]
@@ -252,10 +252,10 @@ class BinaryClassHead(_HeadV2, head_lib.BinaryClassHead):
                   (MetricKeys.AUC, (loss.labels, logistic, weights)),
                   (MetricKeys.AUC_PR, (loss.labels, logistic, weights))]
         return inputs + [(key, (loss.labels, logistic, weights))
-                         for key, _ in _threshold_plan(lambda key: key, self._thresholds)]
+                         for key, _ in threshold_plan(lambda key: key, self._thresholds)]
 
 
-class MultiClassHead(_HeadV2, head_lib.MultiClassHead):
+class MultiClassHead(HeadV2, head_lib.MultiClassHead):
     """TF 2's `tf.estimator.MultiClassHead`: as TF 1's softmax head of `n_classes` > 2."""
 
     def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
@@ -274,7 +274,7 @@ class MultiClassHead(_HeadV2, head_lib.MultiClassHead):
                  (loss.labels, predictions[PredictionKeys.CLASS_IDS], loss.weights))]
 
 
-class RegressionHead(_HeadV2, head_lib.RegressionHead):
+class RegressionHead(HeadV2, head_lib.RegressionHead):
     """TF 2's `tf.estimator.RegressionHead`: as TF 1's squared-error head; with
     `inverse_link_fn`, 'predictions' are `inverse_link_fn(logits)` beside the 'logits'."""
 
@@ -332,7 +332,7 @@ class LogisticRegressionHead(RegressionHead):
 CLASS_HEADS = (BinaryClassHead, MultiClassHead)
 
 
-def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops, loss_reduction):
+def v2_train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops, loss_reduction):
     """TF 2's train op: `optimizer.get_updates(loss, trainable_variables)` or
     `train_op_fn(loss)`, with `update_ops`, under the root name scope 'training'."""
     for value, what in ((update_ops, 'update_ops'), (trainable_variables, 'trainable_variables')):

@@ -30,7 +30,7 @@ def _auc_pr(name):
     return keras.metrics.AUC(curve='PR', name=name)
 
 
-class MultiLabelHead(head_v2._HeadV2, head_lib.Head):
+class MultiLabelHead(head_v2.HeadV2, head_lib.Head):
     """TF 2's `tf.estimator.MultiLabelHead`: `n_classes` > 1 independent binary labels per
     example from as many logits; predictions 'logits', 'probabilities' (the sigmoids) and
     'classes' (every class name) [batch, n_classes]."""
@@ -90,7 +90,7 @@ class MultiLabelHead(head_v2._HeadV2, head_lib.Head):
             return labels
         ids = labels.values
         if ids.dtype == tf.string and self._label_vocabulary:
-            table = head_lib._lookup_table(
+            table = head_lib.lookup_table(
                 tf.constant(list(self._label_vocabulary)),
                 tf.range(self._n_classes, dtype=tf.int64), -1, 'class_id_lookup')
             ids = table.lookup(ids)
@@ -130,7 +130,7 @@ class MultiLabelHead(head_v2._HeadV2, head_lib.Head):
     def _label_plan(self):
         """The metrics of every class together: AUCs and the metrics at `thresholds`."""
         return [(MetricKeys.AUC, keras.metrics.AUC), (MetricKeys.AUC_PR, _auc_pr)
-                ] + head_v2._threshold_plan(lambda key: key, self._thresholds)
+                ] + head_v2.threshold_plan(lambda key: key, self._thresholds)
 
     def _metric_plan(self):
         plan = self._label_plan()
@@ -302,7 +302,7 @@ class MultiHead(head_v2.Head):
                                      eval_metric_ops=self.update_metrics(
                                          self.metrics(regularization_losses), features,
                                          logits, labels, regularization_losses))
-            train_op = head_v2._train_op(
+            train_op = head_v2.v2_train_op(
                 loss, optimizer, trainable_variables, train_op_fn, update_ops,
                 head_v2.v1_reduction(self.loss_reduction))
         with tf.name_scope(''):
