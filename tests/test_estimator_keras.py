@@ -2,8 +2,10 @@
 the Estimator of a compiled Keras model starts from the model's weights, trains as Keras trains
 on the same batches, evaluates the compiled loss and metrics under TF 1.x's names, predicts by
 output name, exports, and writes checkpoints the Fashion-MNIST evaluation restores."""
+import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -76,7 +78,9 @@ def test_a_model_never_initialized_starts_from_its_clones_draws_of_the_runconfig
 
 @pytest.mark.parametrize('optimizer', [
     lambda: keras.optimizers.legacy.SGD(0.1, momentum=0.9),
-    lambda: tf.train.AdamOptimizer(0.01)], ids=['keras_sgd_momentum', 'tf_train_adam'])
+    lambda: keras.optimizers.legacy.Adam(0.01),
+    lambda: tf.train.AdamOptimizer(0.01)], ids=['keras_sgd_momentum', 'keras_adam',
+                                                'tf_train_adam'])
 def test_steps_through_the_estimator_equal_keras_train_on_batch(tmp_path, optimizer):
     x, y = batches()
     model = bn_model(optimizer())
@@ -86,6 +90,10 @@ def test_steps_through_the_estimator_equal_keras_train_on_batch(tmp_path, optimi
     for step in range(STEPS):
         model.train_on_batch(x[step * BATCH:(step + 1) * BATCH], y[step * BATCH:(step + 1) * BATCH])
     trained = dict(zip([w.name[:-2] for w in model.weights], model.get_weights()))
+    # A Keras optimizer's slots are TF 1.15's and 2.15's names, its steps the global step's.
+    slots = [name for name in estimator.get_variable_names() if name.endswith('kernel/m')]
+    assert slots in ([], ['training/Adam/dense1/kernel/m', 'training/Adam/out/kernel/m'])
+    assert not [name for name in estimator.get_variable_names() if name.endswith('/iter')]
     assert not np.allclose(trained['bn/moving_mean'],
                            tf.train.load_variable(str(tmp_path / 'model.ckpt-0'),
                                                   'bn/moving_mean'))
@@ -194,6 +202,58 @@ def test_its_checkpoint_restores_into_the_fashion_mnist_evaluation_with_equal_ou
                            model.get_layer('conv1').get_weights()[0])
 
 
+# The keys of TF 2.15's object-based checkpoints (tensorflow-estimator 2.15.0) of `bn_model`
+# trained with Keras's Adam, measured: a layer's weights by its place among the layers that
+# have any, the optimizer's slots under each weight.
+OBJECT_KEYS = ['_CHECKPOINTABLE_OBJECT_GRAPH', 'estimator_global_step'] + [
+    'layer_with_weights-%d/%s%s' % (layer, weight, slot)
+    for layer, weights in enumerate([('kernel', 'bias'), ('gamma', 'beta', 'moving_mean',
+                                                         'moving_variance'), ('kernel', 'bias')])
+    for weight in weights
+    for slot in (('',) if weight.startswith('moving') else
+                 ('', '/.OPTIMIZER_SLOT/optimizer/m', '/.OPTIMIZER_SLOT/optimizer/v'))] + [
+    'optimizer/' + name for name in ('beta_1', 'beta_2', 'decay', 'learning_rate')]
+
+
+def object_key(name):
+    return name if name.startswith('_') else name + '/.ATTRIBUTES/VARIABLE_VALUE'
+
+
+def test_object_based_checkpoints_have_tf2_15s_keys_load_into_keras_and_resume(tmp_path):
+    x, y = batches()
+    model = bn_model(keras.optimizers.legacy.Adam(0.01))
+    model.get_weights()
+    estimator = model_to_estimator(model, model_dir=str(tmp_path),
+                                   checkpoint_format='checkpoint')
+    estimator.train(input_fn(x, y), steps=STEPS)
+    for checkpoint in (estimator.latest_checkpoint(), str(tmp_path / 'keras' / 'keras_model.ckpt')):
+        assert sorted(name for name, _ in tf.train.list_variables(checkpoint)) == sorted(
+            map(object_key, OBJECT_KEYS))
+    assert os.path.exists(estimator.latest_checkpoint() + '.data-00001-of-00002')
+    # The Keras model reads the Estimator's checkpoint by its object graph.
+    predicted = np.stack([p['out'] for p in estimator.predict(input_fn(x, y))])
+    fresh = bn_model(keras.optimizers.legacy.Adam(0.01))
+    fresh.load_weights(estimator.latest_checkpoint()).expect_partial()
+    np.testing.assert_allclose(fresh.predict(x, verbose=0), predicted, atol=1e-6)
+    # Resumed by another Estimator, with Adam's slots and step: as Keras goes on.
+    resumed = model_to_estimator(bn_model(keras.optimizers.legacy.Adam(0.01)),
+                                 model_dir=str(tmp_path), checkpoint_format='checkpoint')
+    resumed.train(input_fn(x, y), steps=STEPS)
+    for _ in range(2):
+        for step in range(STEPS):
+            model.train_on_batch(x[step * BATCH:(step + 1) * BATCH],
+                                 y[step * BATCH:(step + 1) * BATCH])
+    expected = {'layer_with_weights-0/kernel': model.get_layer('dense1').kernel,
+                'layer_with_weights-1/moving_mean': model.get_layer('bn').moving_mean,
+                'layer_with_weights-2/bias': model.get_layer('out').bias}
+    for key, weight in expected.items():
+        np.testing.assert_allclose(
+            tf.train.load_variable(resumed.latest_checkpoint(), object_key(key)),
+            keras.backend.get_value(weight), atol=1e-5, err_msg=key)
+    assert tf.train.load_variable(resumed.latest_checkpoint(),
+                                  object_key('estimator_global_step')) == 2 * STEPS
+
+
 def error_of(call):
     with pytest.raises(EstimatorError) as raised:
         call()
@@ -231,8 +291,12 @@ def test_a_subclassed_model_is_one_error_line():
     (False, {}, 'needs either keras_model (a compiled tf.keras.Model) or keras_model_path (a '
                 'file of one), not neither'),
     (True, {'keras_model_path': 'model.h5'}, 'not both'),
-    (True, {'checkpoint_format': 'checkpoint'}, "only 'saver' (name-based checkpoints of "
-                                                "tf.train.Saver, TF 1.x's default) is provided")])
+    (True, {'checkpoint_format': 'h5'}, "model_to_estimator(checkpoint_format='h5'): expected "
+                                        "'saver' (name-based checkpoints) or 'checkpoint' "
+                                        '(object-based)'),
+    (True, {'export_outputs': {'probabilities': None}}, "export_outputs=...) names "
+                                                        "'probabilities': expected outputs of "
+                                                        'the Keras model (out)')])
 def test_wrong_arguments_are_one_error_line(tmp_path, with_model, given, expected):
     model = bn_model('sgd') if with_model else None
     assert expected in error_of(lambda: model_to_estimator(model, model_dir=str(tmp_path),
@@ -280,3 +344,55 @@ def test_under_the_runner_tf_keras_and_tf_contrib_keras_give_this_model_to_estim
     assert 'step 2' in lines
     assert "('tf.keras.estimator.model_to_estimator', 'towers-legacy', None)" in lines
     assert 'tf.keras.estimator.model_to_estimator (a tf.estimator.Estimator)' in result.stderr
+
+
+TF1_PROGRAM = '''
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+model_dir, steps = sys.argv[1], int(sys.argv[2])
+seeded = lambda seed: tf.keras.initializers.glorot_uniform(seed=seed)
+inputs = tf.keras.Input((4,), name='x')
+net = tf.keras.layers.Dense(8, activation='relu', kernel_initializer=seeded(1))(inputs)
+net = tf.keras.layers.BatchNormalization()(net)
+outputs = tf.keras.layers.Dense(3, activation='softmax', kernel_initializer=seeded(2),
+                                name='probs')(net)
+model = tf.keras.Model(inputs, outputs)
+model.compile(tf.keras.optimizers.Adam(0.01), 'sparse_categorical_crossentropy', ['accuracy'])
+estimator = tf.keras.estimator.model_to_estimator(model, model_dir=model_dir)
+rng = np.random.RandomState(0)
+x = rng.randn(64, 4).astype(np.float32)
+y = (x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 1)
+input_fn = lambda: tf.data.Dataset.from_tensor_slices(({'x': x}, y)).batch(16).repeat()
+if steps:
+    estimator.train(input_fn, steps=steps)
+print(json.dumps({key: float(value) for key, value in
+                  estimator.evaluate(input_fn, steps=4).items()}))
+'''
+
+
+def test_a_keras_optimizers_checkpoints_go_both_ways_with_tf1_15(tmp_path, tf1_python):
+    """A TF1 model_to_estimator program (Keras's Adam) resumes TF 1.15.5's model_dir under
+    the runner as on TF 1.15.5 (the same slot names, the step counted once), and TF 1.15.5
+    evaluates the runner's checkpoint as the runner does."""
+    from towers.legacy.compare import tf1
+    program = tmp_path / 'program.py'
+    program.write_text(TF1_PROGRAM)
+
+    def run(python, model_dir, steps, options=()):
+        result = subprocess.run([python] + list(options) + [str(program), str(model_dir),
+                                                            str(steps)],
+                                env=tf1.environment(), capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    run(tf1_python, tmp_path / 'tf1', 6)
+    shutil.copytree(tmp_path / 'tf1', tmp_path / 'runner')
+    on_tf1 = run(tf1_python, tmp_path / 'tf1', 3)
+    on_runner = run(sys.executable, tmp_path / 'runner', 3, ['-m', 'towers.legacy'])
+    assert on_runner['global_step'] == on_tf1['global_step'] == 9
+    assert on_runner['acc'] == on_tf1['acc']
+    assert on_runner['loss'] == pytest.approx(on_tf1['loss'], rel=1e-6)
+    assert run(tf1_python, tmp_path / 'runner', 0) == pytest.approx(on_runner, rel=1e-6)

@@ -91,7 +91,7 @@ def install(tf2=False):
     numpy_aliases.install(usage)
     libraries.install(usage)
     _accept_numpy_prefetch_sizes(usage)
-    _give_keras_model_to_estimator(usage)
+    _give_keras_model_to_estimator(usage, tf2)
     keras_datasets.install(usage)
     if not tf2:
         devices.use_tf1_device_spec()
@@ -204,25 +204,34 @@ def _accept_numpy_prefetch_sizes(usage):
     owner.prefetch = prefetch_taking_numpy
 
 
-def _give_keras_model_to_estimator(usage):
+def _give_keras_model_to_estimator(usage, tf2):
     """Makes tf-keras's `model_to_estimator` (`tf.keras.estimator`, `tf.contrib.keras`'s, and
     where tf-keras defines it), which raises NotImplementedError, `towers.legacy.estimator.
-    keras`'s, imported on its first call as `tf.estimator`'s names are; each call is
-    recorded."""
-    def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
-                           model_dir=None, config=None, checkpoint_format='saver'):
-        usage.add('tf.keras.estimator.model_to_estimator (a tf.estimator.Estimator)')
-        keras_estimator = importlib.import_module('towers.legacy.estimator.keras')
-        return keras_estimator.model_to_estimator(keras_model, keras_model_path,
-                                                  custom_objects, model_dir, config,
-                                                  checkpoint_format)
-    model_to_estimator.__doc__ = "TF 1.15's, as towers.legacy.estimator.keras gives it back."
+    keras`'s, imported on its first call as `tf.estimator`'s names are: TF 1's (name-based
+    checkpoints), but with `tf2` where tf-keras has TF 2's `model_to_estimator_v2` (object-based
+    ones, an `EstimatorV2`); each call is recorded."""
+    def replacement(name):
+        def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
+                               model_dir=None, config=None,
+                               checkpoint_format='checkpoint' if name.endswith('_v2')
+                               else 'saver', metric_names_map=None, export_outputs=None):
+            usage.add('tf.keras.estimator.model_to_estimator (a tf.estimator.Estimator)')
+            keras_estimator = importlib.import_module('towers.legacy.estimator.keras')
+            return getattr(keras_estimator, name)(
+                keras_model, keras_model_path, custom_objects, model_dir, config,
+                checkpoint_format, metric_names_map, export_outputs)
+        model_to_estimator.__doc__ = ("TF %s's, as towers.legacy.estimator.keras gives it back."
+                                      % ('2.15' if name.endswith('_v2') else '1.15'))
+        return model_to_estimator
+    given = {name: replacement(name) for name in ('model_to_estimator', 'model_to_estimator_v2')}
     for name in ('tf_keras.estimator', 'tf_keras.api._v1.keras.estimator',
                  'tf_keras.api._v2.keras.estimator', 'tf_keras.src.estimator'):
         module = importlib.import_module(name)
         for attribute in ('model_to_estimator', 'model_to_estimator_v2'):
             if hasattr(module, attribute):
-                setattr(module, attribute, model_to_estimator)
+                v2 = tf2 and getattr(module, attribute).__name__.endswith('_v2')
+                setattr(module, attribute,
+                        given['model_to_estimator_v2' if v2 else 'model_to_estimator'])
 
 
 def import_originals(directory, names, flag):

@@ -19,17 +19,26 @@ then increments the global step. The predictions are keyed by the output names, 
 
 The model's weights at the time of the call are written to `model_dir/keras/keras_model.ckpt`
 (unless a checkpoint is there already), which warm-starts a new model: `model.ckpt-0` holds
-them all, batch-norm statistics too. Only name-based checkpoints (`checkpoint_format='saver'`,
-TF 1.x's default) are written; sample weights in the features are not provided.
+them all, batch-norm statistics too. A Keras optimizer counts its steps in the global step and
+keeps its slots under 'training/<name>/', as TF 1.15's and 2.15's did.
+
+Checkpoints are name-based (`checkpoint_format='saver'`, TF 1.x's default and
+`tf.compat.v1.keras.estimator`'s) or object-based ('checkpoint', `model_to_estimator_v2`'s
+default: TF 2's `tf.keras.estimator.model_to_estimator`): every checkpoint, the first one too,
+then keys the model's weights and its optimizer's slots and hyperparameters by their place in
+the model's object graph ('layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE', ...; the
+global step as 'estimator_global_step'), as TF 2.15 wrote them, so that the Keras model's
+`load_weights` reads them and either side resumes the other's `model_dir`. Sample weights in
+the features are not provided.
 """
 import os
 import re
 import tempfile
 import warnings
 
-from towers.compat import keras, tf
+from towers.compat import internal, keras, tf
 from towers.legacy.estimator import export
-from towers.legacy.estimator.estimator import Estimator
+from towers.legacy.estimator.estimator import Estimator, EstimatorV2
 from towers.legacy.estimator.run_config import RunConfig
 from towers.legacy.estimator.spec import SERVING_KEY, EstimatorError, EstimatorSpec, ModeKeys
 from towers.legacy.estimator.warm_start import WarmStartSettings
@@ -39,7 +48,8 @@ KERAS_CHECKPOINT = 'keras_model.ckpt'
 
 
 def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
-                       model_dir=None, config=None, checkpoint_format='saver'):
+                       model_dir=None, config=None, checkpoint_format='saver',
+                       metric_names_map=None, export_outputs=None, estimator_class=Estimator):
     """An `Estimator` that trains, evaluates, predicts with and exports a compiled Keras model.
 
     Args:
@@ -50,26 +60,30 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
       model_dir: where the checkpoints go; `config.model_dir` or a new temporary folder when
         not given.
       config: a `RunConfig`.
-      checkpoint_format: 'saver' (name-based checkpoints, TF 1.x's default).
+      checkpoint_format: 'saver' (name-based checkpoints, TF 1.x's default) or 'checkpoint'
+        (object-based, TF 2's default).
+      metric_names_map: the compiled metrics' names -> the evaluation's names for them (all
+        of them), as TF 2.15 took it.
+      export_outputs: output name -> an `ExportOutput` class, a signature of that output
+        beside 'serving_default'.
+      estimator_class: `Estimator`, or `EstimatorV2` (TF 2's `model_to_estimator_v2`).
 
     Returns:
-      A `towers.legacy.estimator.Estimator` whose first checkpoint holds the model's weights.
+      An `estimator_class` whose first checkpoint holds the model's weights.
 
     Raises:
       EstimatorError: neither or both of `keras_model` and `keras_model_path`; the model is
-        not compiled, or is subclassed; the file does not load; `checkpoint_format` is not
-        'saver'.
+        not compiled, or is subclassed; the file does not load; `checkpoint_format` is
+        neither 'saver' nor 'checkpoint'; an output in `export_outputs` the model lacks.
     """
     if (keras_model is None) == (keras_model_path is None):
         raise EstimatorError('model_to_estimator needs either keras_model (a compiled '
                              'tf.keras.Model) or keras_model_path (a file of one), not %s'
                              % ('both' if keras_model is not None else 'neither'))
-    if checkpoint_format != 'saver':
-        raise EstimatorError(
-            "model_to_estimator(checkpoint_format=%r): only 'saver' (name-based checkpoints "
-            "of tf.train.Saver, TF 1.x's default) is provided%s" % (
-                checkpoint_format, '' if checkpoint_format == 'checkpoint'
-                else "; TF 1.x took 'saver' or 'checkpoint'"))
+    if checkpoint_format not in ('saver', 'checkpoint'):
+        raise EstimatorError("model_to_estimator(checkpoint_format=%r): expected 'saver' "
+                             "(name-based checkpoints) or 'checkpoint' (object-based)"
+                             % (checkpoint_format,))
     if keras_model is None:
         tf.logging.info('Loading models from %s', keras_model_path)
         keras_model = _load(keras_model_path, custom_objects)
@@ -91,7 +105,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
     if not model_dir:
         model_dir = tempfile.mkdtemp()
         tf.logging.warning('Using temporary folder as model directory: %s', model_dir)
-    network = KerasModelFn(keras_model, custom_objects)
+    network = KerasModelFn(keras_model, custom_objects, checkpoint_format == 'checkpoint',
+                           metric_names_map, export_outputs)
     # As TF 1.15: the Keras model's values when its session initialized any, else the clone's
     # own initial values, drawn with the RunConfig's seed (Keras's session left alone).
     # A TF 2 program's model (`--tf2`) is built eagerly: its values are there, as in TF 2.15.
@@ -100,16 +115,23 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         else None)
     with tf.Graph().as_default() as graph:
         tf.set_random_seed(config.tf_random_seed)
-        clone = network.clone(None, None, ModeKeys.PREDICT)
-        saver = tf.train.Saver(clone.weights)
-        initializer = tf.variables_initializer(clone.weights)
+        if network.object_checkpoints:
+            # TF 2.15's: a training clone's, its optimizer's slots and the global step too.
+            clone = network.clone(None, None, ModeKeys.TRAIN)
+            network.train_op(clone, clone.total_loss)
+            saver = object_saver(clone, sharded=False)
+            initializer = tf.global_variables_initializer()
+        else:
+            clone = network.clone(None, None, ModeKeys.PREDICT)
+            saver = tf.train.Saver(clone.weights)
+            initializer = tf.variables_initializer(clone.weights)
     path = os.path.join(model_dir, KERAS_DIR, KERAS_CHECKPOINT)
     # Each weight by its exact name, batch-norm statistics too (a regular expression string
     # would warm-start the trainable variables only).
     settings = WarmStartSettings(path, ['^%s:' % re.escape(weight.op.name)
                                         for weight in clone.weights])
-    estimator = Estimator(network, model_dir=model_dir, config=config,
-                          warm_start_from=settings if config.is_chief else None)
+    estimator = estimator_class(network, model_dir=model_dir, config=config,
+                                warm_start_from=settings if config.is_chief else None)
     if config.is_chief and not tf.train.latest_checkpoint(os.path.dirname(path)):
         tf.gfile.MakeDirs(os.path.dirname(path))
         with tf.Session(graph=graph) as session:
@@ -140,9 +162,19 @@ class KerasModelFn:
     clones the model into the current graph.
     """
 
-    def __init__(self, keras_model, custom_objects=None):
+    def __init__(self, keras_model, custom_objects=None, object_checkpoints=False,
+                 metric_names_map=None, export_outputs=None):
         self._model = keras_model
         self._custom_objects = dict(custom_objects or {})
+        self.object_checkpoints = object_checkpoints
+        self._metric_names = metric_names_map
+        self._export_outputs = dict(export_outputs or {})
+        unknown = sorted(set(self._export_outputs) - set(keras_model.output_names))
+        if unknown:
+            raise EstimatorError('model_to_estimator(export_outputs=...) names %s: expected '
+                                 "outputs of the Keras model (%s)" % (
+                                     ', '.join(map(repr, unknown)),
+                                     ', '.join(keras_model.output_names)))
         self._compile_args = keras_model._get_compile_args()
         self._compile_args.pop('optimizer', None)  # a TF 2 model's has it; the clone's own
         optimizer = keras_model.optimizer
@@ -174,27 +206,31 @@ class KerasModelFn:
         clone = self.clone(features, labels, mode)
         predictions = dict(zip(self._model.output_names, clone.outputs))
         export_outputs = {SERVING_KEY: export.PredictOutput(predictions)}
-        if mode == ModeKeys.PREDICT:
-            return EstimatorSpec(mode, predictions=predictions, export_outputs=export_outputs)
-        loss = clone.total_loss
+        export_outputs.update((name, output_class(predictions[name]))
+                              for name, output_class in self._export_outputs.items())
+        parts = dict(predictions=predictions, export_outputs=export_outputs)
+        if mode != ModeKeys.PREDICT:
+            parts['loss'] = clone.total_loss
         if mode == ModeKeys.EVAL:
-            return EstimatorSpec(mode, predictions=predictions, loss=loss,
-                                 eval_metric_ops=_metric_ops(clone),
-                                 export_outputs=export_outputs)
-        return EstimatorSpec(mode, predictions=predictions, loss=loss,
-                             train_op=self._train_op(clone, loss),
-                             export_outputs=export_outputs)
+            parts['eval_metric_ops'] = _metric_ops(clone, self._metric_names)
+        elif mode == ModeKeys.TRAIN:
+            parts['train_op'] = self.train_op(clone, clone.total_loss)
+        if self.object_checkpoints:
+            parts['scaffold'] = tf.train.Scaffold(saver=object_saver(clone))
+        return EstimatorSpec(mode, **parts)
 
     def clone(self, features, labels, mode):
         """The model cloned into the default graph on `features` (new placeholders when None),
-        in training mode (dropout, batch statistics) for TRAIN, compiled on `labels` but for
-        PREDICT."""
+        in training mode (dropout, batch statistics) for TRAIN, compiled on `labels` (new
+        placeholders when None) but for PREDICT."""
         inputs = None if features is None else [
             keras.Input(tensor=tensor, name=name) for name, tensor in zip(
                 self._model.input_names,
                 _ordered(features, self._model.input_names, 'features', 'input'))]
-        if mode != ModeKeys.PREDICT:
+        if mode != ModeKeys.PREDICT and labels is not None:
             targets = _ordered(labels, self._model.output_names, 'labels', 'output')
+        elif mode != ModeKeys.PREDICT:
+            targets = None
         with keras.utils.custom_object_scope(self._custom_objects), warnings.catch_warnings():
             # The learning phase is deprecated for layers called by hand; a clone's layers are
             # called by `clone_model`, which passes no `training`.
@@ -207,17 +243,20 @@ class KerasModelFn:
         return clone
 
     def _compile_optimizer(self):
-        """The optimizer of the clone's `compile`: the model's own kind, for this graph."""
+        """The optimizer of the clone's `compile`: the model's own kind, for this graph,
+        counting its steps in the global step (TF 1.15's and 2.15's `optimizer_iterations`)."""
         optimizer = self._model.optimizer
         if self._tf_optimizer is not None:
             return type(optimizer)(self._tf_optimizer,
                                    iterations=tf.train.get_or_create_global_step())
-        return type(optimizer).from_config(self._optimizer_config)
+        optimizer = type(optimizer).from_config(self._optimizer_config)
+        optimizer.iterations = tf.train.get_or_create_global_step()
+        return optimizer
 
-    def _train_op(self, clone, loss):
+    def train_op(self, clone, loss):
         """One step: the gradients of `loss` applied in one `apply_gradients` of the compiled
-        optimizer, with the model's batch-norm updates (also in `UPDATE_OPS`), then the
-        global step incremented."""
+        optimizer, with the model's batch-norm updates (also in `UPDATE_OPS`), the global step
+        incremented by it (a Keras optimizer) or after it."""
         variables = clone.trainable_weights
         gradients = tf.gradients(loss, variables)
         pairs = [(gradient, variable) for gradient, variable in zip(gradients, variables)
@@ -225,27 +264,52 @@ class KerasModelFn:
         if not pairs:
             raise EstimatorError('the loss of the Keras model %r depends on none of its '
                                  'trainable weights' % self._model.name)
-        if self._tf_optimizer is not None:
-            # TF 1.15's Keras applied it in the scope 'training': 'training/beta1_power'.
-            with tf.name_scope('training'):
+        # TF 1.15's and 2.15's Keras applied it in the scope 'training': 'training/beta1_power',
+        # 'training/Adam/dense/kernel/m'.
+        with tf.name_scope('training'):
+            if self._tf_optimizer is not None:
                 apply_gradients = self._tf_optimizer.apply_gradients(pairs)
-        else:
-            apply_gradients = clone.optimizer.apply_gradients(pairs)
+            else:
+                apply_gradients = clone.optimizer.apply_gradients(pairs)
         updates = list(clone.updates)
         for update in updates:
             tf.add_to_collection(tf.GraphKeys.UPDATE_OPS, update)
         with tf.control_dependencies([apply_gradients] + updates):
+            if self._tf_optimizer is None:
+                return tf.no_op()
             return tf.assign_add(tf.train.get_or_create_global_step(), 1).op
 
 
-def _metric_ops(clone):
-    """The compiled metrics of `clone` as name -> (value, update op), their variables made
-    local (Keras puts them in no collection), so that evaluation initialises them."""
+def object_saver(clone, sharded=True):
+    """A saver of `clone`'s object graph, the global step tracked as 'estimator_global_step':
+    its variables keyed by their paths, with the graph itself, as TF 2's object-based
+    checkpoints (TF 2.15's model_to_estimator wrote its Estimator's sharded)."""
+    clone._track_trackable(tf.train.get_or_create_global_step(), 'estimator_global_step')
+    view = internal('checkpoint.graph_view').ObjectGraphView(clone)
+    return tf.train.Saver(var_list=view.frozen_saveable_objects(), sharded=sharded)
+
+
+def _metric_ops(clone, names=None):
+    """The compiled metrics of `clone` as name (or `names[name]`) -> (value, update op), their
+    variables made local (Keras puts them in no collection), so that evaluation initialises
+    them.
+
+    Raises:
+      EstimatorError: `names` given without each compiled metric, or with others.
+    """
+    metrics = clone._compile_metric_functions
+    if names:
+        found = {metric.name for metric in metrics}
+        if set(names) != found:
+            raise EstimatorError(
+                'model_to_estimator(metric_names_map=...) has the keys %s: expected the Keras '
+                "model's compiled metrics %s" % (sorted(names), sorted(found)))
     metric_ops = {}
-    for metric in clone._compile_metric_functions:
+    for metric in metrics:
         for variable in metric.variables:
             tf.add_to_collection(tf.GraphKeys.LOCAL_VARIABLES, variable)
-        metric_ops[metric.name] = (metric.result(), tf.group(*metric.updates))
+        name = names[metric.name] if names else metric.name
+        metric_ops[name] = (metric.result(), tf.group(*metric.updates))
     return metric_ops
 
 
@@ -278,3 +342,12 @@ def _ordered(values, names, what, kind):
                              '(%s); give a dict keyed by their names'
                              % (len(values), what, len(names), kind, ', '.join(names)))
     return values
+
+
+def model_to_estimator_v2(keras_model=None, keras_model_path=None, custom_objects=None,
+                          model_dir=None, config=None, checkpoint_format='checkpoint',
+                          metric_names_map=None, export_outputs=None):
+    """TF 2's `tf.keras.estimator.model_to_estimator`: object-based checkpoints by default, an
+    `EstimatorV2`; otherwise `model_to_estimator`."""
+    return model_to_estimator(keras_model, keras_model_path, custom_objects, model_dir, config,
+                              checkpoint_format, metric_names_map, export_outputs, EstimatorV2)
