@@ -17,7 +17,7 @@ from models.fashion_mnist import model as fashion_mnist
 from towers import evaluation
 from towers.compat import keras, tf
 from towers.legacy.estimator import EstimatorError, RunConfig
-from towers.legacy.estimator.export import build_raw_serving_input_receiver_fn
+from towers.legacy.estimator.export import PredictOutput, build_raw_serving_input_receiver_fn
 from towers.legacy.estimator.keras import model_to_estimator
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -116,6 +116,15 @@ def test_evaluate_returns_the_compiled_loss_and_metrics_under_tf1_names(tmp_path
     np.testing.assert_allclose([results['loss'], results['acc'], results['mean_squared_error']],
                                [loss, acc, mse], rtol=1e-5)
     assert results['global_step'] == 1
+    # TF 2's metric_names_map: the same evaluation under the names it gives.
+    names = {'acc': 'accuracy', 'mean_squared_error': 'mse'}
+    renamed = model_to_estimator(model, model_dir=str(tmp_path), metric_names_map=names)
+    assert renamed.evaluate(input_fn(x, y)) == pytest.approx(
+        dict((names.get(key, key), value) for key, value in results.items()))
+    partial = model_to_estimator(model, model_dir=str(tmp_path), metric_names_map={'acc': 'a'})
+    assert error_of(lambda: partial.evaluate(input_fn(x, y))) == (
+        "model_to_estimator(metric_names_map=...) has the keys ['acc']: expected the Keras "
+        "model's compiled metrics ['acc', 'mean_squared_error']")
 
 
 def two_headed_model():
@@ -159,7 +168,8 @@ def test_features_and_labels_go_by_input_and_output_names_and_predictions_by_out
 def test_a_single_input_takes_one_tensor_and_exports_the_predictions(tmp_path):
     x, y = batches()
     model = bn_model(keras.optimizers.legacy.Adam(0.01))
-    estimator = model_to_estimator(model, model_dir=str(tmp_path / 'model'))
+    estimator = model_to_estimator(model, model_dir=str(tmp_path / 'model'),
+                                   export_outputs={'out': PredictOutput})
     estimator.train(input_fn(x, y, keyed=False), steps=2)
     predicted = np.stack([p['out'] for p in estimator.predict(
         lambda: tf.data.Dataset.from_tensor_slices(x).batch(BATCH))])
@@ -169,7 +179,11 @@ def test_a_single_input_takes_one_tensor_and_exports_the_predictions(tmp_path):
         meta_graph = tf.saved_model.loader.load(session, ['serve'], export_dir.decode())
         signature = meta_graph.signature_def['serving_default']
         served = session.run(signature.outputs['out'].name, {signature.inputs['x'].name: x})
+        # TF 2's export_outputs: a signature of the output 'out' beside it.
+        by_output = meta_graph.signature_def['out']
+        also = session.run(by_output.outputs['output'].name, {by_output.inputs['x'].name: x})
     np.testing.assert_allclose(served, predicted, atol=1e-6)
+    np.testing.assert_array_equal(also, served)
 
 
 def test_a_keras_model_file_gives_its_weights(tmp_path):
