@@ -1,6 +1,7 @@
 """TF 2.15's RNN estimators (`tf.estimator.experimental.RNNClassifier`, `RNNEstimator`, under
 `--tf2`): their variables are TF 2.15's names and shapes, evaluation gives TF 2.15's keys and
-figures from the same checkpoint, and padded steps do not count.
+figures from the same checkpoint, padded steps do not count, and many-to-many (`return_sequences`)
+classifiers predict every step and count the masked ones as TF 2.15.
 
 The figures were measured on TensorFlow 2.15.1 + tensorflow-estimator 2.15.0 (/tmp/tf215): the
 same input, the same checkpoint (written by `_write_checkpoint` with TF 2.15's variable list),
@@ -13,7 +14,9 @@ import numpy as np
 import pytest
 
 from towers.compat import tf
+from towers.legacy.estimator.canned.head_sequential import SequentialHeadWrapper
 from towers.legacy.estimator.canned.head_v2 import RegressionHead
+from towers.legacy.estimator.canned.head_v2_multi import MultiHead
 from towers.legacy.estimator.canned.rnn import RNNClassifier, RNNEstimator
 from towers.legacy.estimator.namespace import Namespace
 from towers.legacy.estimator.spec import EstimatorError
@@ -172,12 +175,99 @@ def test_rnn_cell_fn_with_units_or_cell_type_is_refused():
         RNNClassifier(_columns(), units=[4], rnn_cell_fn=lambda: None)
 
 
-def test_many_to_many_is_refused_with_the_missing_piece_named():
-    with pytest.raises(EstimatorError, match='SequentialHeadWrapper'):
-        RNNClassifier(_columns(), units=4, cell_type='lstm', return_sequences=True)
+# Many-to-many (`return_sequences=True`): case -> (cell_type, classes, whether a weight per
+# step 'w' is the weight column, whether the features give the mask 'sequence_mask' (each
+# example's length less one step), and TF 2.15's evaluation at step 0, after 3 steps, and the
+# first example's logits then (4 steps)), from the checkpoint of `_write_checkpoint`.
+MANY_TO_MANY = {
+    'lstm_binary': ('lstm', 2, False, False, {
+        'accuracy': 0.6521739363670349, 'accuracy_baseline': 0.5652173757553101,
+        'auc': 0.684615433216095, 'auc_precision_recall': 0.5671035051345825,
+        'average_loss': 0.683784008026123, 'global_step': 0, 'label/mean': 0.43478259444236755,
+        'loss': 0.683784008026123, 'precision': 0.6666666865348816,
+        'prediction/mean': 0.4917692244052887, 'recall': 0.4000000059604645}, {
+        'accuracy': 0.6086956262588501, 'accuracy_baseline': 0.5652173757553101,
+        'auc': 0.7000000476837158, 'auc_precision_recall': 0.5721689462661743,
+        'average_loss': 0.6819530725479126, 'global_step': 3, 'label/mean': 0.43478259444236755,
+        'loss': 0.6819530725479126, 'precision': 0.6666666865348816,
+        'prediction/mean': 0.4848921298980713, 'recall': 0.20000000298023224},
+        [[-0.10616010427474976], [-0.06324580311775208], [-0.06245863065123558],
+         [-0.10656954348087311]]),
+    'gru_three_weighted': ('gru', 3, True, False, {
+        'accuracy': 0.3215927183628082, 'average_loss': 1.129757046699524, 'global_step': 0,
+        'loss': 1.451511263847351}, {
+        'accuracy': 0.3966567814350128, 'average_loss': 1.0864629745483398, 'global_step': 3,
+        'loss': 1.3958871364593506},
+        [[-0.7036774158477783, -0.19678884744644165, -0.40391480922698975],
+         [-0.6232874989509583, -0.3480268716812134, -0.3917079567909241],
+         [-0.7248626351356506, -0.2128448486328125, -0.3089306652545929],
+         [-0.8667441606521606, 0.04442387819290161, -0.26315662264823914]]),
+    'lstm_binary_given_mask': ('lstm', 2, False, True, {
+        'accuracy': 0.5, 'accuracy_baseline': 0.625, 'auc': 0.5249999761581421,
+        'auc_precision_recall': 0.3593694567680359, 'average_loss': 0.6877167224884033,
+        'global_step': 0, 'label/mean': 0.375, 'loss': 0.6877167224884033, 'precision': 0.0,
+        'prediction/mean': 0.4887486696243286, 'recall': 0.0}, {
+        'accuracy': 0.5625, 'accuracy_baseline': 0.625, 'auc': 0.5583332777023315,
+        'auc_precision_recall': 0.37067633867263794, 'average_loss': 0.6823235154151917,
+        'global_step': 3, 'label/mean': 0.375, 'loss': 0.6823235154151917, 'precision': 0.0,
+        'prediction/mean': 0.4765521287918091, 'recall': 0.0},
+        [[-0.1255003958940506], [-0.08446435630321503], [-0.08249052613973618],
+         [-0.12454862892627716]]),
+}
+
+
+def _step_data(classes):
+    """A label per step [8, 4] (padded steps too) and a weight per step, drawn after x and tok
+    from the same generator."""
+    rng = np.random.RandomState(0)
+    rng.randn(8, 4), rng.randint(0, 5, size=(8, 4))
+    labels = rng.randint(0, classes, size=(8, 4)).astype(np.int64)
+    return labels, rng.uniform(0.5, 2.0, size=(8, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize('case', sorted(MANY_TO_MANY))
+def test_many_to_many_classifiers_evaluate_train_and_predict_each_step_as_tf215(case, tmp_path):
+    cell_type, classes, weighted, given_mask, at_start, after_3, first = MANY_TO_MANY[case]
+    rnn, cell, width = {'lstm': ('lstm', 'lstm_cell', 16), 'gru': ('gru', 'gru_cell', 12)}[
+        cell_type]
+    model_variables = _model_variables(rnn, cell, width, 1 if classes == 2 else classes)
+    _write_checkpoint(tmp_path, _tf215_variables(model_variables))
+    labels, weights = _step_data(classes)
+    mask = np.arange(4)[None, :] < np.maximum(np.array(LENGTHS) - 1, 1)[:, None]
+
+    def features():
+        found = _features()
+        if weighted:
+            found['w'] = tf.constant(weights)
+        if given_mask:
+            found['sequence_mask'] = tf.constant(mask)
+        return found
+
+    estimator = RNNClassifier(_columns(), units=4, cell_type=cell_type, return_sequences=True,
+                              model_dir=str(tmp_path), n_classes=classes,
+                              weight_column='w' if weighted else None)
+    input_fn = lambda: (features(), tf.constant(labels))  # noqa: E731
+    assert estimator.evaluate(input_fn, steps=1) == pytest.approx(at_start, rel=1e-5)
+    estimator.train(input_fn, steps=3)
+    assert estimator.evaluate(input_fn, steps=1) == pytest.approx(after_3, rel=1e-5)
+    prediction = next(estimator.predict(features))
+    np.testing.assert_allclose(prediction['logits'], first, rtol=1e-5, atol=1e-6)
+    # Every step is predicted; the mask (given, or each example's length) comes with them.
+    assert prediction['class_ids'].shape == (4, 1)
+    np.testing.assert_array_equal(prediction['sequence_mask'],
+                                  mask[0] if given_mask else [True] * 4)
+    assert dict(tf.train.list_variables(estimator.model_dir)) == _tf215_variables(
+        model_variables)
+
+
+def test_a_many_to_many_estimator_needs_a_sequential_head():
     with pytest.raises(EstimatorError, match='must be a `_SequentialHead` object'):
         RNNEstimator(RegressionHead(), _columns(), units=4, cell_type='lstm',
                      return_sequences=True)
+    head = SequentialHeadWrapper(RegressionHead(), 'mask')
+    assert RNNEstimator(head, _columns(), units=4, cell_type='lstm', return_sequences=True)
+    with pytest.raises(EstimatorError, match='`MultiHead` is not supported'):
+        SequentialHeadWrapper(MultiHead([RegressionHead(name='a'), RegressionHead(name='b')]))
 
 
 def test_tf2_face_gives_rnn_estimators_in_experimental_only():

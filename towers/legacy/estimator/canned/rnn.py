@@ -15,12 +15,13 @@ Its variables are TF 2.15's, so a checkpoint of either restores in the other:
     rnn_model/rnn/<cell>/...                           (a list of units, or `rnn_cell_fn`)
     rnn_model/logits/kernel, rnn_model/logits/bias
     training/Adagrad/<variable>/accumulator, training/Adagrad/{learning_rate,decay}
-Many-to-many classification (`return_sequences=True`, TF 2.15's `SequentialHeadWrapper`) is not
-provided.
+Many-to-many (`return_sequences=True`): logits at every step, masked by the sequence length (or
+the features' mask), through a sequential head (`head_sequential.SequentialHeadWrapper`, which
+`RNNClassifier` makes of its head, as TF 2.15 did): one label per step, [batch, time].
 """
 from towers.compat import keras, tf
 from towers.legacy.estimator.canned import head as head_lib
-from towers.legacy.estimator.canned import head_v2
+from towers.legacy.estimator.canned import head_sequential, head_v2
 from towers.legacy.estimator.canned import model_fn as model_fn_lib
 from towers.legacy.estimator.estimator import EstimatorV2
 from towers.legacy.estimator.spec import EstimatorError, ModeKeys
@@ -92,7 +93,9 @@ def with_context(context_input, sequence_input):
 
 
 class RNNModel(keras.Model):
-    """The Keras model 'rnn_model': features (dict key -> tensor) -> logits [batch, units].
+    """The Keras model 'rnn_model': features (dict key -> tensor) -> logits [batch, units], or
+[batch, time, units] for a layer that returns sequences (and then `mask`, [batch, time], is the
+steps within each example's length).
 
     Args:
       layer: the Keras RNN layer (`rnn_layer`).
@@ -112,6 +115,7 @@ class RNNModel(keras.Model):
                                   if context_feature_columns else None)
         self._rnn = layer
         self._logits = keras.layers.Dense(units=units, name='logits')
+        self.steps_mask = None
 
     def call(self, inputs, training=None):
         if not isinstance(inputs, dict):
@@ -124,16 +128,18 @@ class RNNModel(keras.Model):
                 sequence_input = with_context(self._context_features(inputs, training=training),
                                               sequence_input)
         # Steps past an example's length are masked: the RNN carries its state over them.
-        outputs = self._rnn(sequence_input, mask=tf.sequence_mask(sequence_length),
-                            training=training)
+        self.steps_mask = tf.sequence_mask(sequence_length)
+        outputs = self._rnn(sequence_input, mask=self.steps_mask, training=training)
         return self._logits(outputs)
 
 
 def rnn_model_fn(features, labels, mode, head, sequence_feature_columns,
-                 context_feature_columns, units, cell_type, rnn_cell_fn, optimizer, config):
+                 context_feature_columns, units, cell_type, rnn_cell_fn, return_sequences,
+                 optimizer, config):
     """The `EstimatorSpec` of an RNN estimator: `head` over `RNNModel`'s logits, trained in
     TRAIN by the Keras optimizer of `optimizer` (a name: at 0.05, gradients clipped to norm 5)
-    stepping the global step."""
+    stepping the global step. With `return_sequences` the features gain the steps' mask under
+    the sequential head's key, unless they hold one there."""
     del config  # TF 2's RNN variables are not partitioned.
     model_fn_lib.checked_features(features, 'RNN estimator')
     keras_optimizer = None
@@ -141,9 +147,11 @@ def rnn_model_fn(features, labels, mode, head, sequence_feature_columns,
         keras_optimizer = model_fn_lib.v2_optimizer(optimizer, LEARNING_RATE)
         if isinstance(optimizer, str):
             keras_optimizer.clipnorm = CLIP_NORM
-    model = RNNModel(rnn_layer(rnn_cell_fn, units, cell_type, False), head.logits_dimension,
-                     sequence_feature_columns, context_feature_columns)
+    model = RNNModel(rnn_layer(rnn_cell_fn, units, cell_type, return_sequences),
+                     head.logits_dimension, sequence_feature_columns, context_feature_columns)
     logits = model(features, mode == ModeKeys.TRAIN)
+    if return_sequences and head.input_sequence_mask_key not in features:
+        features[head.input_sequence_mask_key] = model.steps_mask
     return head.create_estimator_spec(
         features=features, mode=mode, labels=labels, optimizer=keras_optimizer,
         logits=logits, update_ops=model.updates, trainable_variables=model.trainable_variables)
@@ -162,19 +170,21 @@ class RNNEstimator(EstimatorV2):
         the width of each stacked cell (`tf.keras.layers.RNN` of them).
       cell_type: 'simple_rnn' (the default), 'lstm', 'gru', or a Keras cell class.
       rnn_cell_fn: instead of `units` and `cell_type`, a function () -> a Keras RNN cell.
-      return_sequences: must be False: a many-to-many head is not provided.
+      return_sequences: logits at every step (many-to-many), for a sequential `head`
+        (`head_sequential.SequentialHeadWrapper`).
       model_dir, config: as `Estimator`'s.
       optimizer: 'Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD' (at 0.05, clip norm 5), a
         `tf.keras.optimizers.legacy.Optimizer` or a callable returning one.
 
     Raises:
-      EstimatorError: `rnn_cell_fn` with `units` or `cell_type`; `return_sequences`.
+      EstimatorError: `rnn_cell_fn` with `units` or `cell_type`; `return_sequences` with a
+        head that is not sequential.
     """
 
     def __init__(self, head, sequence_feature_columns, context_feature_columns=None,
                  units=None, cell_type=USE_DEFAULT, rnn_cell_fn=None, return_sequences=False,
                  model_dir=None, optimizer='Adagrad', config=None):
-        if return_sequences:
+        if return_sequences and not isinstance(head, head_sequential.SequentialHeadWrapper):
             raise EstimatorError('Provided head must be a `_SequentialHead` object when '
                                  '`return_sequences` is set to True.')
         check_cell_arguments(rnn_cell_fn, units, cell_type)
@@ -182,7 +192,8 @@ class RNNEstimator(EstimatorV2):
             model_fn=model_fn_lib.estimator_model_fn(
                 rnn_model_fn, head=head, sequence_feature_columns=sequence_feature_columns,
                 context_feature_columns=context_feature_columns, units=units,
-                cell_type=cell_type, rnn_cell_fn=rnn_cell_fn, optimizer=optimizer),
+                cell_type=cell_type, rnn_cell_fn=rnn_cell_fn,
+                return_sequences=return_sequences, optimizer=optimizer),
             model_dir=model_dir, config=config)
 
 
@@ -192,15 +203,17 @@ class RNNClassifier(RNNEstimator):
     loss the weighted mean over the batch (SUM_OVER_BATCH_SIZE).
 
     Labels are [batch] or [batch, 1] class ids (or names with `label_vocabulary`), one per
-    sequence. `predict` yields 'logits', 'probabilities', 'class_ids', 'classes',
+    sequence; with `return_sequences`, one per step ([batch, time]: the head is wrapped in a
+    `SequentialHeadWrapper` over the features' `sequence_mask` key, the weight column's steps
+    flattened with the labels'). `predict` yields 'logits', 'probabilities', 'class_ids', 'classes',
     'all_class_ids', 'all_classes' (and 'logistic' for 2 classes); `evaluate` gives
     'accuracy', 'average_loss', 'loss' (and for 2 classes 'precision', 'recall', 'auc',
     'auc_precision_recall', 'label/mean', 'prediction/mean', 'accuracy_baseline').
 
     Args:
       n_classes, weight_column, label_vocabulary, loss_reduction: as `DNNClassifierV2`'s.
-      sequence_mask: the feature key of a many-to-many model's mask; unused, as
-        `return_sequences` must be False.
+      sequence_mask: the feature key of a many-to-many model's mask [batch, time] (the steps
+        within each example's sequence length when the features lack it).
       The others: as `RNNEstimator`'s.
     """
 
@@ -209,13 +222,12 @@ class RNNClassifier(RNNEstimator):
                  model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
                  optimizer='Adagrad', loss_reduction=head_v2.SUM_OVER_BATCH_SIZE,
                  sequence_mask='sequence_mask', config=None):
-        del sequence_mask  # Only a many-to-many model reads it.
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction, head_v2.CLASS_HEADS)
         if return_sequences:
-            raise EstimatorError(
-                "RNNClassifier(return_sequences=True): many-to-many classification (TF 2.15's "
-                "SequentialHeadWrapper) is not provided by towers-legacy's tf.estimator")
+            tf.logging.info('Converting head to sequential head with `SequentialHeadWrapper` '
+                            'to allow sequential predictions.')
+            head = head_sequential.SequentialHeadWrapper(head, sequence_mask, weight_column)
         super().__init__(
-            head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                         loss_reduction, head_v2.CLASS_HEADS),
-            sequence_feature_columns, context_feature_columns, units, cell_type, rnn_cell_fn,
-            False, model_dir, optimizer, config)
+            head, sequence_feature_columns, context_feature_columns, units, cell_type,
+            rnn_cell_fn, return_sequences, model_dir, optimizer, config)
