@@ -15,10 +15,13 @@ its own `tower_loss`, `average_gradients` and `assign_to_device` build its three
 its `build_model`'s tower loop beside the project (`--tower_counts`, `--image_height`,
 `--image_width`, `--learning_rate`, seed 0), from the same initial values on the same batches,
 compared as above (`--golden` then compares too only when given). `--write_golden FILE` writes
-the original's figures as a golden file.
+the original's figures as a golden file. With `--original_tf1` the original's tower loop runs on
+real TensorFlow 1.15.5 instead (a Python 3.7 process, `--tf1_python` or found as `towers-legacy
+--compare_tf1` finds it): each train op two steps from the same initial values and batches.
 """
 import functools
 import os
+import tempfile
 
 from models.segdec import SIZE_MULTIPLE
 from towers import TowersError, cli
@@ -50,6 +53,10 @@ def parse_args(argv):
                         help='With --original_dir: of gradient descent (default 0.001).')
     parser.add_argument('--write_golden', help='With --original_dir: write the original\'s '
                                                'figures to this golden file.')
+    parser.add_boolean('original_tf1', False, 'With --original_dir: the original runs on real '
+                       'TensorFlow 1.15 (a Python 3.7 process), not under the runner.')
+    parser.add_argument('--tf1_python', help='With --original_tf1: a Python 3.7 for TensorFlow '
+                        '1.15 (default: found, as towers-legacy --compare_tf1 finds it).')
     args = parser.parse_args(argv)
     if not args.original_dir:
         args.golden = args.golden or DEFAULT_GOLDEN
@@ -57,8 +64,9 @@ def parse_args(argv):
         if getattr(args, flag) % SIZE_MULTIPLE:
             parser.error('--%s %d: SegDecNet needs a multiple of %d'
                          % (flag, getattr(args, flag), SIZE_MULTIPLE))
-    if args.write_golden and not args.original_dir:
-        parser.error('--write_golden needs --original_dir')
+    for flag in ('write_golden', 'original_tf1'):
+        if getattr(args, flag) and not args.original_dir:
+            parser.error('--%s needs --original_dir' % flag)
     if args.write_golden and not os.path.isdir(os.path.dirname(os.path.abspath(
             args.write_golden))):
         parser.error('--write_golden %s: its folder does not exist' % args.write_golden)
@@ -93,14 +101,19 @@ def main(argv):
     if not args.original_dir:
         return 0 if regression.check_runs(checks, args.show) else cli.EXIT_ERROR
     from models.segdec import live_regression as segdec_live
+    from towers.legacy.compare import tf1
     originals = legacy.import_originals(args.original_dir, segdec_live.ORIGINAL_MODULES,
                                         '--original_dir')
-    runtime = ('through towers.legacy (TF %s, 1 intra/inter-op thread, towers on virtual CPU '
-               'devices)' % TF_VERSION)
+    python = tf1.python(args.tf1_python) if args.original_tf1 else None
+    runtime = ('on real TensorFlow %s (Python 3.7), 1 intra/inter-op thread, towers on CPU '
+               'devices' % tf1.VERSION if python else 'through towers.legacy (TF %s, 1 '
+               'intra/inter-op thread, towers on virtual CPU devices)' % TF_VERSION)
     print('the original runs %s' % runtime)
-    live = segdec_live.LiveRegression(originals)
-    ok = regression.check_runs(checks + live.checks(
-        args.tower_counts, args.image_height, args.image_width, args.learning_rate), args.show)
+    with tempfile.TemporaryDirectory() as workdir:
+        live = segdec_live.LiveRegression(originals, workdir, python)
+        ok = regression.check_runs(checks + live.checks(
+            args.tower_counts, args.image_height, args.image_width, args.learning_rate),
+            args.show)
     if args.write_golden:
         write_json(args.write_golden, live.golden(
             'original code in %s, measured live by scripts/regress_segdec.py --original_dir %s'

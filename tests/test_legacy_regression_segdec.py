@@ -1,6 +1,7 @@
 """Specification of `regress_segdec.py --original_dir`: the TF1 multi-GPU SegDecNet's own code
 (here a stand-in, tests/data/legacy/segdec_original/) built in its tower loop beside the port,
-from the same weights on the same batches, compared as the goldens are."""
+from the same weights on the same batches, compared as the goldens are; under the runner, or on
+real TensorFlow 1.15 (`--original_tf1`)."""
 import json
 import os
 import subprocess
@@ -38,6 +39,32 @@ def test_regress_segdec_against_an_original_dir_passes_on_1_and_2_towers_and_wri
     assert set(written['runs']['2']) == set(committed['2'])
     assert written['runs']['2']['global_variables'] == committed['2']['global_variables']
     assert 'through towers.legacy' in written['source']
+
+
+def test_regress_segdec_against_the_original_on_tf1_15_is_within_the_goldens_tolerance(
+        tmp_path, tf1_python):
+    golden = tmp_path / 'golden.json'
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, 'scripts', 'regress_segdec.py'), '--original_dir',
+         ORIGINAL_DIR, '--tower_counts', '1,2', '--image_height', '64', '--image_width', '64',
+         '--original_tf1', '--tf1_python', tf1_python, '--write_golden', str(golden)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'the original runs on real TensorFlow 1.15.5 (Python 3.7)' in result.stdout
+    assert 'OK: all 290 figures within tolerance' in result.stdout
+    written = json.loads(golden.read_text())['runs']
+    # Each train op's two steps on TF 1.15: the figures of the golden file's shape.
+    assert sorted(written['2']['train_ops']) == ['decision', 'segment', 'total']
+    assert len(written['2']['train_ops']['total'][
+        'tower_pixel_class_losses_batch1_after_update']) == 2
+
+
+def test_original_tf1_without_an_original_dir_is_one_error_line():
+    result = subprocess.run([sys.executable, os.path.join(REPO, 'scripts', 'regress_segdec.py'),
+                             '--original_tf1'], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ['error: --original_tf1 needs --original_dir']
 
 
 def test_an_original_dir_without_segdec_model_and_segdec_train_is_an_error_naming_them(

@@ -7,6 +7,9 @@ are compared as a golden file's are (`models.segdec.regression`).
 """
 import functools
 import inspect
+import os
+
+import numpy as np
 
 from models.segdec import model as segdec
 from models.segdec.regression import (compare_run, measure_figures, measure_run,
@@ -72,6 +75,50 @@ def measure_original_run(originals, run):
         lambda replay: measure_figures(replay, batches=batches, **replay.outputs))
 
 
+def measure_original_run_on_tf1(originals, run, python, folder):
+    """`measure_original_run` on real TensorFlow 1.15: the original's own `tower_loss`,
+    `average_gradients` and `assign_to_device` in the tower loop of `towers.legacy.compare.
+    probe.replay` (in `python`, a Python 3.7 with TF 1.15), each train op two steps from the
+    same initial values (the variables' shapes read from the original's graph built here).
+
+    Args:
+      originals, run: as `measure_original_run`.
+      python: the Python of TF 1.15 (`towers.legacy.compare.tf1.python`).
+      folder: an existing folder for the batches, the initial values and the job's files.
+    """
+    from towers.legacy.compare import tf1
+    batches = run_batches(run)
+    shapes = regression.measure_builder(
+        _original_training(originals, run['learning_rate']), batches[0], run['num_towers'],
+        lambda shapes: regression_initial_values(shapes, run['seed']),
+        lambda replay: replay.variable_shapes)
+    inputs = ['images', 'pixel_labels', 'labels']
+    np.savez(os.path.join(folder, 'batches.npz'), **{
+        '%s_%d' % (name, step): value for step, batch in enumerate(batches)
+        for name, value in zip(inputs, batch)})
+    np.savez(os.path.join(folder, 'initial.npz'),
+             **regression_initial_values(shapes, run['seed']))
+    train = originals['segdec_train']
+    measured = tf1.run_job(python, 'replay', dict(
+        original_dir=os.path.dirname(os.path.abspath(train.__file__)),
+        modules=list(ORIGINAL_MODULES), tower_loss='segdec_train.tower_loss',
+        average_gradients='segdec_train.average_gradients',
+        device_fn='segdec_train.assign_to_device', tower_name=train.TOWER_NAME,
+        num_towers=run['num_towers'], steps=2, inputs=inputs,
+        # A constant rate: decayed by a factor of 1.
+        learning_rate={'initial': run['learning_rate'], 'decay_steps': 1, 'decay_factor': 1.0},
+        objectives={name: list(objective) for name, objective in _OBJECTIVES.items()},
+        batches=os.path.join(folder, 'batches.npz'), initial=os.path.join(folder, 'initial.npz'),
+        moving_average_decay=None, checkpoint=None), folder)['objectives']
+    return {'global_variables': shapes, 'train_ops': {name: {
+        'step0_averaged_grad_l2_norms': found['step0_averaged_grad_l2_norms'],
+        'tower_pixel_class_losses_batch0_before_update': [
+            losses[1:] for losses in found['tower_losses_per_step'][0]],
+        'tower_pixel_class_losses_batch1_after_update': [
+            losses[1:] for losses in found['tower_losses_per_step'][1]]}
+        for name, found in measured.items()}}
+
+
 class LiveRegression:
     """The original SegDecNet's own code and the project's, measured side by side.
 
@@ -80,9 +127,12 @@ class LiveRegression:
         as the runs are measured.
     """
 
-    def __init__(self, originals):
+    def __init__(self, originals, folder=None, python=None):
         """Args:
           originals: the original's modules by name (`ORIGINAL_MODULES`).
+          folder: with `python`, an existing folder for the TF 1.15 jobs' files.
+          python: None (the original runs under the runner), or the Python of TF 1.15
+            (`measure_original_run_on_tf1`).
 
         Raises:
           TowersError: the original's `segdec_train` lacks the tower version's functions, or
@@ -101,6 +151,7 @@ class LiveRegression:
                    else 'its tower_loss takes (%s)' % ', '.join(parameters)))
         self.original_runs = {}
         self._originals = originals
+        self._folder, self._python = folder, python
 
     def checks(self, tower_counts, image_height, image_width, learning_rate, seed=0):
         """The runs for `towers.regression.check_runs`: (title, compare) per tower count."""
@@ -113,7 +164,13 @@ class LiveRegression:
                 for run in runs]
 
     def _compare_run(self, key, run):
-        self.original_runs[key] = dict(run, **measure_original_run(self._originals, run))
+        if self._python:
+            folder = os.path.join(self._folder, 'towers_%s' % key)
+            os.makedirs(folder, exist_ok=True)
+            measured = measure_original_run_on_tf1(self._originals, run, self._python, folder)
+        else:
+            measured = measure_original_run(self._originals, run)
+        self.original_runs[key] = dict(run, **measured)
         return compare_run(key, self.original_runs[key], measure_run(run))
 
     def golden(self, source):

@@ -17,10 +17,9 @@ gets TensorFlow's default); and every `tf.data` shuffle keeps its first iteratio
 (`reshuffle_each_iteration=False`: TF 2 draws each iteration's seeds from those given, TF 1.15
 used them for the first iteration, so only that order is alike).
 
-The side writes into the folder `OUT`: 'initial.npz' and 'final.npz' (values by position) and
-'probe.json' (their names, the TensorFlow version, what was loaded, the seeds keyed,
-'step_seconds'). Its other jobs in TF 1.15 (`main`) serve a regression of a port against its
-original: the original's towers trained from given values (`replay`), a checkpoint evaluated.
+The side writes into the folder `OUT`: 'initial.npz', 'final.npz' (values by position), 'probe.json'
+(their names, the TensorFlow version, what was loaded, the seeds keyed, 'step_seconds'). Its jobs
+in TF 1.15 (`main`) regress a port against its original: towers trained (`replay`), evaluation.
 """
 import atexit
 import functools
@@ -205,8 +204,7 @@ class Probe(object):
 
 
 def _fetch_key(fetches):
-    """What a run fetches, as a hashable value of names (the training step's run is the most
-    frequent)."""
+    """What a run fetches, as a hashable value of names (the training step's: the most run)."""
     if isinstance(fetches, (list, tuple)):
         return tuple(_fetch_key(fetch) for fetch in fetches)
     if isinstance(fetches, dict):
@@ -273,88 +271,91 @@ def _job(spec, cpus):
     return tf, function, np.load(spec['batches']), config
 
 
-def _placeholders(tf, batches):
-    """The (images, labels) placeholders of one batch of `batches`."""
-    return tuple(tf.placeholder(tf.as_dtype(batches[name].dtype), batches[name].shape)
-                 for name in ('images_0', 'labels_0'))
+def _placeholders(tf, batches, names=('images', 'labels')):
+    """The placeholders of one batch of `batches`, one per input name."""
+    return [tf.placeholder(tf.as_dtype(batches[name + '_0'].dtype), batches[name + '_0'].shape)
+            for name in names]
 
 
 def replay(spec):
-    """Trains an original's towers as the TF1 multi-GPU tutorials' `train()` did, on given
-    batches from given initial values, measuring each step: on `num_towers` CPU devices, one
-    thread per pool, a float32 global step, `exponential_decay` of `learning_rate`, gradient
-    descent, for each device i in `tf.device('/cpu:i')` and name scope '<tower_name>_i' the
-    original's `tower_loss` on rows [i*b, (i+1)*b) and `compute_gradients`, its
-    `average_gradients` on '/cpu:0', the update grouped with its trainable variables'
-    `ExponentialMovingAverage(moving_average_decay, global_step)`.
-
-    `spec`: 'original_dir', 'modules' (import order), 'tower_loss' and 'average_gradients'
-    ('module.function'), 'tower_name', 'num_towers', 'steps', 'learning_rate' ('initial',
-    'decay_steps', 'decay_factor'; staircase), 'moving_average_decay', 'batches' (an .npz of
-    'images_<step>', 'labels_<step>'), 'initial' (an .npz of every global variable's value but
-    the global step's), 'checkpoint' (a prefix to save after the last step, or None), 'out'
-    (JSON), where it writes 'tower_losses_per_step', 'step0_averaged_grad_l2_norms',
-    'final_abs_sums' by variable name and 'tensorflow'.
-    """
+    """Trains an original's towers as the TF1 multi-GPU tutorials' `train()` did, from given
+    values on given batches: `num_towers` CPU devices, one thread per pool; a float32 global step;
+    gradient descent at `exponential_decay` of 'learning_rate' ('initial', 'decay_steps',
+    'decay_factor'; staircase); in `tf.device(device_fn('/cpu:i'))` and scope '<tower_name>_i'
+    the original's 'tower_loss' of the i-th shard of 'inputs' ('images', 'labels' by default)
+    and `compute_gradients` of each of 'objectives' (name -> [index in what `tower_loss` gives,
+    part of its variables' names]; by default all of one loss); 'average_gradients' on '/cpu:0';
+    an `ExponentialMovingAverage('moving_average_decay')` too if given. Each objective starts at
+    'initial' (.npz) and runs 'steps' steps of 'batches' ('<input>_<step>'); 'checkpoint' (or
+    None) saved last. To 'out': the 'tower_losses_per_step', 'step0_averaged_grad_l2_norms',
+    'final_abs_sums' (per 'objectives' when given), 'tensorflow'."""
     towers, rate = spec['num_towers'], spec['learning_rate']
     tf, function, batches, config = _job(spec, towers)
-    tower_loss = function(spec['tower_loss'])
-    average_gradients = function(spec['average_gradients'])
-    initial = np.load(spec['initial'])
+    tower_loss, average_gradients = map(function, (spec['tower_loss'], spec['average_gradients']))
+    device_fn = function(spec['device_fn']) if spec.get('device_fn') else (lambda device: device)
+    objectives = spec.get('objectives') or {'train': [None, '']}
+    names, initial = spec.get('inputs', ['images', 'labels']), np.load(spec['initial'])
     with tf.Graph().as_default():
-        images, labels = _placeholders(tf, batches)
+        inputs = _placeholders(tf, batches, names)
         global_step = tf.get_variable('global_step', [], initializer=tf.constant_initializer(0),
                                       trainable=False)
         optimizer = tf.train.GradientDescentOptimizer(tf.train.exponential_decay(
             rate['initial'], global_step, rate['decay_steps'], rate['decay_factor'],
             staircase=True))
-        shards = zip(tf.split(images, towers), tf.split(labels, towers))
         losses, tower_grads = [], []
         with tf.variable_scope(tf.get_variable_scope()):
-            for i, (image_shard, label_shard) in enumerate(shards):
-                with tf.device('/cpu:%d' % i), \
+            for i, shard in enumerate(zip(*[tf.split(tensor, towers) for tensor in inputs])):
+                with tf.device(device_fn('/cpu:%d' % i)), \
                         tf.name_scope('%s_%d' % (spec['tower_name'], i)) as scope:
-                    losses.append(tower_loss(scope, image_shard, label_shard))
+                    losses.append(tower_loss(scope, *shard))
                     tf.get_variable_scope().reuse_variables()
-                    tower_grads.append(optimizer.compute_gradients(losses[-1]))
+                    tower_grads.append({name: optimizer.compute_gradients(
+                        losses[-1] if index is None else losses[-1][index],
+                        [v for v in tf.trainable_variables() if part in v.name])
+                        for name, (index, part) in objectives.items()})
         with tf.device('/cpu:0'):
-            grads = average_gradients(tower_grads)
-        update = optimizer.apply_gradients(grads, global_step=global_step)
-        averages = tf.train.ExponentialMovingAverage(spec['moving_average_decay'], global_step)
-        train = tf.group(update, averages.apply(tf.trainable_variables()))
+            grads = {name: average_gradients([each[name] for each in tower_grads])
+                     for name in objectives}
+        train = {name: optimizer.apply_gradients(pairs, global_step=global_step)
+                 for name, pairs in grads.items()}
+        if spec.get('moving_average_decay'):
+            apply_averages = tf.train.ExponentialMovingAverage(
+                spec['moving_average_decay'], global_step).apply(tf.trainable_variables())
+            train = {name: tf.group(update, apply_averages) for name, update in train.items()}
+        runs = {}
         with tf.Session(config=config) as session:
-            session.run(tf.global_variables_initializer())
-            for variable in tf.global_variables():
-                if variable is not global_step:
-                    variable.load(initial[variable.op.name], session)
-            tower_losses, grad_norms = [], {}
-            for step in range(spec['steps']):
-                done = session.run(
-                    {'train': train, 'losses': losses,
-                     'grads': {var.op.name: grad for grad, var in grads} if step == 0 else {}},
-                    {images: batches['images_%d' % step], labels: batches['labels_%d' % step]})
-                tower_losses.append([float(loss) for loss in done['losses']])
-                if step == 0:
-                    grad_norms = {name: float(np.linalg.norm(value))
-                                  for name, value in done['grads'].items()}
-            final = session.run({var.op.name: var for var in tf.global_variables()})
+            for name in objectives:
+                session.run(tf.global_variables_initializer())
+                for variable in tf.global_variables():
+                    if variable is not global_step:
+                        variable.load(initial[variable.op.name], session)
+                run = runs[name] = {'tower_losses_per_step': []}
+                for step in range(spec['steps']):
+                    done = session.run({'train': train[name], 'losses': losses, 'grads': {
+                        var.op.name: grad for grad, var in grads[name]} if step == 0 else {}},
+                        {tensor: batches['%s_%d' % (input_name, step)]
+                         for tensor, input_name in zip(inputs, names)})
+                    run['tower_losses_per_step'].append(
+                        [np.asarray(loss, float).tolist() for loss in done['losses']])
+                    if step == 0:
+                        run['step0_averaged_grad_l2_norms'] = {key: float(np.linalg.norm(
+                            value)) for key, value in done['grads'].items()}
+                run['final_abs_sums'] = {var.op.name: float(np.abs(value).sum()) for var, value
+                                         in zip(tf.global_variables(),
+                                                session.run(tf.global_variables()))}
             if spec.get('checkpoint'):
                 tf.train.Saver(tf.global_variables()).save(session, spec['checkpoint'],
                                                            write_meta_graph=False)
     with open(spec['out'], 'w') as f:
-        json.dump({'tensorflow': tf.__version__, 'tower_losses_per_step': tower_losses,
-                   'step0_averaged_grad_l2_norms': grad_norms,
-                   'final_abs_sums': {name: float(np.abs(value).sum())
-                                      for name, value in final.items()}}, f)
+        json.dump(dict({'objectives': runs} if spec.get('objectives') else runs['train'],
+                       tensorflow=tf.__version__), f)
 
 
 def evaluate(spec):
-    """Evaluates a checkpoint's moving averages with an original's network as the TF1
-    tutorials did (`inference`, `in_top_k` of 1, `ExponentialMovingAverage(moving_average_decay)
-    .variables_to_restore()`), on one CPU, one thread per pool. `spec`: 'original_dir',
-    'modules', 'inference' ('module.function'), 'moving_average_decay', 'checkpoint', 'batches'
-    (an .npz of 'images_<i>', 'labels_<i>'), 'out' (JSON), where it writes 'true_count',
-    'precision_at_1', 'abs_logit_sums' (per batch) and 'tensorflow'."""
+    """Evaluates 'checkpoint''s moving averages ('moving_average_decay') with an original's
+    'inference' and `in_top_k` of 1 as the TF1 tutorials did, on one CPU, one thread per pool,
+    on 'batches' ('images_<i>', 'labels_<i>'); writes 'true_count', 'precision_at_1',
+    'abs_logit_sums' (per batch) and 'tensorflow' to 'out'."""
     tf, function, batches, config = _job(spec, 1)
     count = len([name for name in batches.files if name.startswith('images_')])
     with tf.Graph().as_default():
@@ -381,9 +382,8 @@ _JOBS = {'--replay': replay, '--evaluate': evaluate}
 
 
 def main(argv):
-    """`probe.py SCRIPT [FLAGS...]` (or `-m MODULE [FLAGS...]`): runs the program as `__main__`
-    as `python SCRIPT` (`python -m MODULE`) would, with the probe installed; `probe.py --replay
-    SPEC.json` and `--evaluate SPEC.json`: `replay` and `evaluate`."""
+    """`probe.py SCRIPT [FLAGS...]` (`-m MODULE [FLAGS...]`): the program run as `python SCRIPT`
+    would, with the probe installed; `--replay SPEC.json`, `--evaluate SPEC.json`: those jobs."""
     if argv[:1] and argv[0] in _JOBS:
         with open(argv[1]) as f:
             return _JOBS[argv[0]](json.load(f))
