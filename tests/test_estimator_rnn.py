@@ -276,3 +276,6 @@ def test_tf2_face_gives_rnn_estimators_in_experimental_only():
     assert (experimental.RNNClassifier, experimental.RNNEstimator) == (RNNClassifier,
                                                                       RNNEstimator)
     assert not hasattr(namespace.v1.experimental, 'RNNClassifier')
+    # TF 2.15's estimator_lib held them too.
+    library = namespace.resolve('tensorflow_estimator.python.estimator.estimator_lib')
+    assert (library.RNNClassifier, library.RNNEstimator) == (RNNClassifier, RNNEstimator)

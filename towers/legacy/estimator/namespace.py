@@ -238,8 +238,11 @@ class Namespace:
         module = importlib.import_module(owner if owner.startswith('towers.') else
                                          _PACKAGE + owner)
         if path in tf115_names.NAMES:
-            sources = [_Exposed(tf115_names.NAMES[path], [module, self.v1] + [
-                getattr(self.v1, name) for name in ('export', 'inputs', 'experimental')])]
+            owners = [module, self.v1] + [getattr(self.v1, name)
+                                          for name in ('export', 'inputs', 'experimental')]
+            if self.root is not self.v1:   # TF 2's face: its experimental RNN estimators too
+                owners.append(self.root.experimental)
+            sources = [_Exposed(tf115_names.NAMES[path], owners)]
         else:
             sources = [module, self.v1]
         proxy = self._proxy(fullname, 'tf.estimator (%s)' % fullname, sources)
