@@ -51,9 +51,10 @@ def timed_steps():
 
 @pytest.fixture(scope='session')
 def tf1_python(tmp_path_factory):
-    """A Python 3.7 with TensorFlow 1.15.5 (`towers.legacy.compare.tf1`), its environment made
-    once for the whole run in a temporary folder (the workers of `pytest -n` share it: the
-    first makes it, the others wait on a lock). Without a Python 3.7 the tests that need it
+    """A Python 3.7 with TensorFlow 1.15.5 (`towers.legacy.compare.tf1`): the environment
+    towers-legacy keeps in '~/.cache/towers' when it is whole there (read, never written), else
+    one made once for the whole run in a temporary folder (the workers of `pytest -n` share it:
+    the first makes it, the others wait on a lock). Without a Python 3.7 the tests that need it
     skip, saying why; with TOWERS_REQUIRE_TF1 set (as `.ci/run` sets it) they fail instead."""
     from towers.errors import TowersError
     from towers.legacy.compare import tf1
@@ -63,6 +64,10 @@ def tf1_python(tmp_path_factory):
         if os.environ.get('TOWERS_REQUIRE_TF1'):
             pytest.fail('TensorFlow 1.15 cannot run here: %s' % err)
         pytest.skip('TensorFlow 1.15 cannot run here: %s' % err)
+    kept = tf1.made_in(os.path.join(os.path.expanduser('~'), '.cache', 'towers',
+                                    'tf%s-py3.7' % tf1.VERSION))
+    if kept:
+        return kept
     root = tmp_path_factory.getbasetemp()
     if os.environ.get('PYTEST_XDIST_WORKER'):
         root = root.parent  # this run's folder, above each worker's own

@@ -181,6 +181,23 @@ def test_without_a_python_3_7_the_comparison_says_how_to_get_one(tmp_path):
     assert not (tmp_path / 'compare').exists()
 
 
+def test_a_whole_environment_is_used_as_it_is_and_a_half_made_one_is_not(tmp_path, tf1_python):
+    """What `tf1.python` finds in its cache: an environment whose marker was written last (it
+    is renamed into place whole) serves without installing; one without it is not taken."""
+    from towers.legacy.compare import tf1
+    whole, half = tmp_path / 'whole', tmp_path / 'half'
+    for folder in (whole, half):
+        (folder / 'bin').mkdir(parents=True)
+        (folder / 'bin' / 'python').write_text('')
+    (whole / 'towers-tf1.json').write_text('{}')
+    assert tf1.made_in(str(whole)) == str(whole / 'bin' / 'python')
+    assert tf1.made_in(str(half)) is None
+    # The Python 3.7 found serves itself when it has TensorFlow 1.15, else the cache's does.
+    base = tf1.find_python()
+    own = (tf1._tensorflow_of(base) or '').startswith('1.15')
+    assert tf1.python(base, cache=str(whole)) == (base if own else str(whole / 'bin' / 'python'))
+
+
 def test_rates_of_the_machine_are_listed_not_compared_and_one_sided_tags_are_named():
     from towers.legacy.compare import report
     tf1 = {('/t', 'loss'): {0: 1.0, 1: 0.5}, ('/t', 'global_step/sec'): {1: 10.0}}

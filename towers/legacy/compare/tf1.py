@@ -74,6 +74,12 @@ def cache_folder():
         os.path.expanduser('~'), '.cache', 'towers', 'tf%s-py3.7' % VERSION)
 
 
+def made_in(folder):
+    """The Python of the whole environment in `folder` (made by `python`), else None."""
+    made = os.path.join(folder, 'bin', 'python')
+    return made if os.path.isfile(os.path.join(folder, _MARKER)) and os.path.isfile(made) else None
+
+
 def python(given=None, cache=None, log=None):
     """The Python 3.7 that imports TensorFlow 1.15: `find_python(given)` when it does, else
     the cached environment's, made first if need be.
@@ -91,9 +97,9 @@ def python(given=None, cache=None, log=None):
     if version and version.startswith('1.15'):
         return base
     folder = cache or cache_folder()
+    if made_in(folder):
+        return made_in(folder)
     made = os.path.join(folder, 'bin', 'python')
-    if os.path.isfile(os.path.join(folder, _MARKER)) and os.path.isfile(made):
-        return made
     print('towers-legacy: installing TensorFlow %s into %s (once)' % (VERSION, folder),
           file=log or sys.stderr, flush=True)
     parent = os.path.dirname(os.path.abspath(folder))
