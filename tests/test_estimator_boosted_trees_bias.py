@@ -14,6 +14,7 @@ from towers.compat import tf
 from towers.legacy.estimator.canned import boosted_trees_explain as protos
 from towers.legacy.estimator.canned.boosted_trees import (BoostedTreesClassifier,
                                                          BoostedTreesRegressor)
+from towers.legacy.estimator.run_config import RunConfig
 from towers.legacy.estimator.spec import EstimatorError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,7 +50,7 @@ CASES = {
         False, False, {'pruning_mode': 'pre', 'tree_complexity': 0.003}),
 }
 
-def run(tf, classifier, regressor, name, model_dir):
+def run(tf, classifier, regressor, name, model_dir, run_config):
     regression, in_memory, options = CASES[name]
     fc = tf.feature_column
     columns = [fc.bucketized_column(fc.numeric_column('x1'), [-0.6, -0.2, 0.2, 0.6]),
@@ -58,7 +59,8 @@ def run(tf, classifier, regressor, name, model_dir):
                    'cat', ['a', 'b', 'c', 'd']))]
     model = (regressor if regression else classifier)(
         columns, n_batches_per_layer=1 if in_memory else 2, n_trees=3, max_depth=3,
-        learning_rate=0.3, model_dir=model_dir, train_in_memory=in_memory, **options)
+        learning_rate=0.3, model_dir=model_dir, train_in_memory=in_memory,
+        config=run_config(session_config=one_thread(tf)), **options)
     features, labels = data(regression)
     if in_memory:
         model.train(lambda: tf.data.Dataset.from_tensors((features, labels)).repeat())
@@ -77,8 +79,13 @@ def run(tf, classifier, regressor, name, model_dir):
             for p in model.experimental_predict_with_explanations(once)]
     return found
 
-def run_all(tf, classifier, regressor, root):
-    return {name: run(tf, classifier, regressor, name, '%s/%d' % (root, index))
+def one_thread(tf):
+    # TF 1.15's own kernels are not repeatable on several threads of a loaded machine (a DFC
+    # one ulp off in about one run of three): one thread a pool on both sides.
+    return tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+
+def run_all(tf, classifier, regressor, root, run_config):
+    return {name: run(tf, classifier, regressor, name, '%s/%d' % (root, index), run_config)
             for index, name in enumerate(CASES)}
 '''
 CASES = {}
@@ -95,7 +102,7 @@ def tf1_15(tf1_python, tmp_path_factory):
     program = PROGRAM + (
         'import json\nimport tensorflow as tf\n'
         'print(json.dumps(run_all(tf, tf.estimator.BoostedTreesClassifier, '
-        'tf.estimator.BoostedTreesRegressor, %r)))' % str(root))
+        'tf.estimator.BoostedTreesRegressor, %r, tf.estimator.RunConfig)))' % str(root))
     result = subprocess.run([tf1_python, '-c', program], env=tf1.environment(),
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -108,7 +115,7 @@ def runner(tmp_path_factory):
     scope = {}
     exec(PROGRAM, scope)
     found = scope['run_all'](tf, BoostedTreesClassifier, BoostedTreesRegressor,
-                             str(tmp_path_factory.mktemp('runner')))
+                             str(tmp_path_factory.mktemp('runner')), RunConfig)
     return json.loads(json.dumps(found))
 
 
