@@ -410,3 +410,46 @@ def test_a_keras_optimizers_checkpoints_go_both_ways_with_tf1_15(tmp_path, tf1_p
     assert on_runner['acc'] == on_tf1['acc']
     assert on_runner['loss'] == pytest.approx(on_tf1['loss'], rel=1e-6)
     assert run(tf1_python, tmp_path / 'runner', 0) == pytest.approx(on_runner, rel=1e-6)
+
+
+def test_a_keras_optimizer_on_two_replicas_steps_once_and_trains_as_one_device(tmp_path):
+    """Its iterations are the global step: two replicas' one update counts one step, and 5
+    steps of 8 examples each equal one device's 5 steps of 16."""
+    program = tmp_path / 'replicas.py'
+    program.write_text(textwrap.dedent('''
+        import json, sys
+        import numpy as np
+        import tensorflow as tf
+        model_dir, replicas = sys.argv[1], int(sys.argv[2])
+        seeded = lambda seed: tf.keras.initializers.glorot_uniform(seed=seed)
+        inputs = tf.keras.Input((4,), name='x')
+        net = tf.keras.layers.Dense(8, activation='relu', kernel_initializer=seeded(1))(inputs)
+        outputs = tf.keras.layers.Dense(3, activation='softmax', kernel_initializer=seeded(2),
+                                        name='probs')(net)
+        model = tf.keras.Model(inputs, outputs)
+        model.compile(tf.keras.optimizers.Adam(0.01), 'sparse_categorical_crossentropy')
+        config = tf.estimator.RunConfig(train_distribute=tf.contrib.distribute.MirroredStrategy(
+            num_gpus=replicas)) if replicas > 1 else None
+        estimator = tf.keras.estimator.model_to_estimator(model, model_dir=model_dir,
+                                                          config=config)
+        rng = np.random.RandomState(0)
+        x = rng.randn(64, 4).astype(np.float32)
+        y = (x[:, 0] > 0).astype(np.int64)
+        estimator.train(lambda: tf.data.Dataset.from_tensor_slices(({'x': x}, y)).batch(
+            16 // replicas).repeat(), steps=5)
+        print(json.dumps({name: np.asarray(estimator.get_variable_value(name)).tolist()
+                          for name in estimator.get_variable_names()}))
+    '''))
+    found = []
+    for replicas in (1, 2):
+        result = subprocess.run(
+            [sys.executable, '-m', 'towers.legacy', '--legacy_devices', str(replicas),
+             str(program), str(tmp_path / str(replicas)), str(replicas)],
+            cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        found.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    one, two = found
+    assert one['global_step'] == two['global_step'] == 5
+    assert sorted(one) == sorted(two) and 'training/Adam/probs/kernel/m' in one
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], atol=1e-6, err_msg=name)
