@@ -24,8 +24,8 @@ keeps its slots under 'training/<name>/', as TF 1.15's and 2.15's did.
 
 Checkpoints are name-based (`checkpoint_format='saver'`, TF 1.x's default and
 `tf.compat.v1.keras.estimator`'s) or object-based ('checkpoint', `model_to_estimator_v2`'s
-default: TF 2's `tf.keras.estimator.model_to_estimator`): every checkpoint, the first one too,
-then keys the model's weights and its optimizer's slots and hyperparameters by their place in
+default: TF 2's `tf.keras.estimator.model_to_estimator`), in which every checkpoint, the first
+one too, keys the model's weights and its optimizer's slots and hyperparameters by their place in
 the model's object graph ('layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE', ...; the
 global step as 'estimator_global_step'), as TF 2.15 wrote them, so that the Keras model's
 `load_weights` reads them and either side resumes the other's `model_dir`. Sample weights in
