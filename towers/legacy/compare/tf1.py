@@ -97,9 +97,9 @@ def python(given=None, cache=None, log=None):
     if version and version.startswith('1.15'):
         return base
     folder = cache or cache_folder()
-    if made_in(folder):
-        return made_in(folder)
-    made = os.path.join(folder, 'bin', 'python')
+    made = made_in(folder)
+    if made:
+        return made
     print('towers-legacy: installing TensorFlow %s into %s (once)' % (VERSION, folder),
           file=log or sys.stderr, flush=True)
     parent = os.path.dirname(os.path.abspath(folder))
@@ -113,7 +113,7 @@ def python(given=None, cache=None, log=None):
         files.write_json(os.path.join(staging, _MARKER),
                          {'python': base, 'packages': list(PACKAGES)})
     files.write_directory_atomically(folder, install)
-    return made
+    return made_in(folder)
 
 
 def environment():

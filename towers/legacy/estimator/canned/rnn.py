@@ -94,8 +94,8 @@ def with_context(context_input, sequence_input):
 
 class RNNModel(keras.Model):
     """The Keras model 'rnn_model': features (dict key -> tensor) -> logits [batch, units], or
-[batch, time, units] for a layer that returns sequences (and then `mask`, [batch, time], is the
-steps within each example's length).
+    [batch, time, units] for a layer that returns sequences. After a call, `steps_mask`
+    ([batch, time] bool) holds the steps within each example's sequence length.
 
     Args:
       layer: the Keras RNN layer (`rnn_layer`).
