@@ -14,10 +14,13 @@ tolerance.
 its own `tower_loss`, `average_gradients` and `assign_to_device` build its three train ops in
 its `build_model`'s tower loop beside the project (`--tower_counts`, `--image_height`,
 `--image_width`, `--learning_rate`, seed 0), from the same initial values on the same batches,
-compared as above (`--golden` then compares too only when given). `--write_golden FILE` writes
-the original's figures as a golden file. With `--original_tf1` the original's tower loop runs on
-real TensorFlow 1.15.5 instead (a Python 3.7 process, `--tf1_python` or found as `towers-legacy
---compare_tf1` finds it): each train op two steps from the same initial values and batches.
+compared as above (`--golden` then compares too only when given); then each side's checkpoint
+(after its 'total' updates) is evaluated by the original's SegmentNet and DecisionNet in test
+mode and by the port's evaluation (average precision, false positives and negatives, accuracy
+exactly; scores 1e-5). `--write_golden FILE` writes the original's figures as a golden file. With
+`--original_tf1` the original runs on real TensorFlow 1.15.5 instead (a Python 3.7 process,
+`--tf1_python` or found as `towers-legacy --compare_tf1` finds it): each train op two steps from
+the same initial values and batches, and its evaluation of both checkpoints.
 """
 import functools
 import os

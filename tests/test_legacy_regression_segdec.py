@@ -31,7 +31,11 @@ def test_regress_segdec_against_an_original_dir_passes_on_1_and_2_towers_and_wri
     for count in (1, 2):
         assert ('original vs project: %d tower(s), 64x64, seed 0, learning rate 0.001'
                 % count) in result.stdout
-    assert 'OK: all 290 figures within tolerance' in result.stdout
+    # 290 figures of training, 26 of each evaluation.
+    assert 'OK: all 342 figures within tolerance' in result.stdout
+    for side in ('original', 'project'):
+        assert ("evaluation of the %s's checkpoint by the original and the project" % side
+                in result.stdout)
     written = json.loads(golden.read_text())
     with open(GOLDEN) as f:
         committed = json.load(f)['runs']
@@ -51,7 +55,11 @@ def test_regress_segdec_against_the_original_on_tf1_15_is_within_the_goldens_tol
         cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'the original runs on real TensorFlow 1.15.5 (Python 3.7)' in result.stdout
-    assert 'OK: all 290 figures within tolerance' in result.stdout
+    assert 'OK: all 342 figures within tolerance' in result.stdout
+    # TF 1.15's checkpoint evaluated here, the project's on TF 1.15 by the original's network.
+    for side in ('original', 'project'):
+        assert ("evaluation of the %s's checkpoint by the original on TensorFlow 1.15 and the "
+                "project\n  26 figures compared, 0 beyond tolerance" % side in result.stdout)
     written = json.loads(golden.read_text())['runs']
     # Each train op's two steps on TF 1.15: the figures of the golden file's shape.
     assert sorted(written['2']['train_ops']) == ['decision', 'segment', 'total']
@@ -80,7 +88,7 @@ def test_an_original_without_the_tower_versions_functions_is_an_error_naming_the
     with pytest.raises(towers.TowersError, match=r'segdec_train.py \(segdec_train.py\) is not '
                                                  r'the multi-GPU tower version: no tower_loss, '
                                                  r'assign_to_device, TOWER_NAME'):
-        segdec_live.LiveRegression({'segdec_train': train})
+        segdec_live.LiveRegression({'segdec_train': train}, 'unused')
 
 
 def test_an_original_whose_tower_loss_takes_other_arguments_is_an_error_naming_them():
@@ -88,7 +96,7 @@ def test_an_original_whose_tower_loss_takes_other_arguments_is_an_error_naming_t
                                   assign_to_device=None, TOWER_NAME='tower',
                                   tower_loss=lambda images, masks: None)
     with pytest.raises(towers.TowersError, match=r'its tower_loss takes \(images, masks\)'):
-        segdec_live.LiveRegression({'segdec_train': train})
+        segdec_live.LiveRegression({'segdec_train': train}, 'unused')
 
 
 def test_an_image_size_the_model_cannot_take_is_one_error_line():

@@ -139,12 +139,18 @@ def measure_original_evaluation_on_tf1(originals, golden, checkpoint, python, fo
     from towers.legacy.compare import tf1
     _save_batches(os.path.join(folder, 'evaluation_batches.npz'), golden['eval_steps'],
                   golden['batch'], golden['seed'])
-    measured = tf1.run_job(python, 'evaluate', dict(
-        _original_job(originals, folder, 'evaluation_batches.npz'),
-        inference='cifar10.inference',
-        moving_average_decay=originals['cifar10'].MOVING_AVERAGE_DECAY, checkpoint=checkpoint),
-        folder)
-    return {key: measured[key] for key in ('true_count', 'precision_at_1', 'abs_logit_sums')}
+    # `original_network`: its `inference`, `tf.nn.in_top_k` of 1, the moving averages.
+    outputs = tf1.run_job(python, 'evaluate', dict(
+        _original_job(originals, folder, 'evaluation_batches.npz'), inputs=['images', 'labels'],
+        calls=[[['logits'], 'cifar10.inference', ['images'], {}],
+               [['in_top_1'], 'tf.nn.in_top_k', ['logits', 'labels'], {'k': 1}]],
+        fetch=['logits', 'in_top_1'], checkpoint=checkpoint,
+        moving_average_decay=originals['cifar10'].MOVING_AVERAGE_DECAY), folder)['outputs']
+    true_count = sum(int(np.sum(output['in_top_1'])) for output in outputs)
+    return {'true_count': true_count,
+            'precision_at_1': true_count / float(len(outputs) * golden['batch']),
+            'abs_logit_sums': [float(np.abs(np.asarray(output['logits'], np.float32)).sum())
+                               for output in outputs]}
 
 
 def original_network(originals):

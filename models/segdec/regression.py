@@ -11,7 +11,7 @@ import numpy as np
 
 from models.segdec import model as segdec
 from models.segdec.recipe import SegDecRecipe
-from towers import regression
+from towers import evaluation, regression
 from towers.compat import tf
 
 
@@ -131,7 +131,7 @@ def measure_figures(replay, tower_losses, grads, train_ops, batches):
     return {'global_variables': replay.variable_shapes, 'train_ops': measured}
 
 
-def measure_run(run):
+def measure_run(run, checkpoint=None):
     """Rebuilds one golden run with this project's model, towers and train ops, and measures it.
 
     Builds SegDecNet on `run['num_towers']` towers (one set of towers, the three train ops of
@@ -141,6 +141,8 @@ def measure_run(run):
 
     Args:
       run: one entry of the golden file's `runs`.
+      checkpoint: None, or a checkpoint prefix written after the figures, of the variables
+        after one 'total' update from the initial values on batch 0 (`save_after_total`).
 
     Returns:
       The figures of `measure_figures`.
@@ -149,14 +151,92 @@ def measure_run(run):
 
     def measure(replay):
         replicated = replay.training.replicated
-        return measure_figures(
+        figures = measure_figures(
             replay, [(t.outputs['pixel_loss'], t.outputs['class_loss'])
                      for t in replicated.towers],
             replicated.grads, replay.training.train_ops, batches)
+        if checkpoint:
+            save_after_total(replay, replay.training.train_ops['total'], batches, checkpoint)
+        return figures
 
     return regression.measure_training(
         SegDecRecipe(segdec.SegDecNet(), run['learning_rate']), batches[0], run['num_towers'],
         lambda shapes: regression_initial_values(shapes, run['seed']), measure)
+
+
+def save_after_total(replay, total, batches, checkpoint):
+    """Writes the checkpoint `checkpoint` of the variables after one update by the train op
+    `total` from the initial values on `batches[0]` (both sides' checkpoint for an evaluation)."""
+    replay.restart()
+    replay.run(total, batches[0])
+    replay.save(checkpoint)
+
+
+# A live regression's evaluation of a checkpoint: the recipe's batches of these steps.
+EVALUATION_STEPS = (2, 3, 4, 5)
+EVALUATION_BATCH = 4
+# The figures of `towers.evaluation.detection_metrics` compared exactly.
+DETECTION_FIGURES = ('average_precision', 'false_positives', 'false_negatives',
+                     'accuracy_at_0.5')
+# Tolerances of an evaluation's figures: scores absolute, sums of the masks relative.
+SCORE_TOLERANCE = 1e-5
+MASK_SUM_TOLERANCE = 1e-5
+
+
+def evaluation_batches(run):
+    """The (images, pixel labels, labels) evaluated by `measure_evaluation`."""
+    return [regression_batch(step, EVALUATION_BATCH, run['image_height'], run['image_width'],
+                             run['seed'])
+            for step in EVALUATION_STEPS]
+
+
+def evaluation_figures(batches, outputs):
+    """The figures of an evaluation of `evaluation_batches`: `towers.evaluation.
+    detection_metrics` of the scores (average precision; false positives and negatives at the
+    best-F threshold; accuracy at 0.5: `DETECTION_FIGURES`), 'scores' (per image) and 'abs_mask_sums' (per batch).
+
+    Args:
+      batches: `evaluation_batches(run)`.
+      outputs: per batch, a dict with 'score' ([b], the probability of a defect) and 'mask'.
+    """
+    labels = np.concatenate([labels for _, _, labels in batches])
+    scores = np.concatenate([np.asarray(output['score'], np.float32) for output in outputs])
+    metrics = evaluation.detection_metrics(labels, scores)
+    figures = {key: metrics[key] for key in DETECTION_FIGURES}
+    figures.update(scores=[float(score) for score in scores], abs_mask_sums=[
+        float(np.abs(np.asarray(output['mask'], np.float32)).sum()) for output in outputs])
+    return figures
+
+
+def measure_evaluation(run, checkpoint):
+    """Restores `checkpoint` into the project's SegDecNet in test mode (batch norm on its
+    moving statistics, as `scripts/eval_segdec.py`) and measures `evaluation_figures` of
+    `evaluation_batches(run)`."""
+    batches = evaluation_batches(run)
+    net = segdec.SegDecNet()
+    outputs = regression.evaluate_checkpoint(
+        lambda images: {key: value for key, value in net(images, is_training=False).items()
+                        if key in ('score', 'mask')},
+        checkpoint, [images for images, _, _ in batches])
+    return evaluation_figures(batches, outputs)
+
+
+def compare_evaluation(expected, measured, run):
+    """Compares two evaluations of one checkpoint (`evaluation_figures`): the detection
+    figures exactly, the scores within `SCORE_TOLERANCE`, the masks' sums within
+    `MASK_SUM_TOLERANCE` relative. Returns `towers.regression.Deviation`s of the run `run`."""
+    comparison = regression.Comparison(run)
+    for key in DETECTION_FIGURES:
+        comparison.exact(key.replace('_', ' '), key.replace('_', ' '), expected[key],
+                         measured[key])
+    comparison.close_each('scores', 'images evaluated', 'score of image %d',
+                          dict(enumerate(expected['scores'])),
+                          dict(enumerate(measured['scores'])), SCORE_TOLERANCE)
+    comparison.close_each('per-batch sums of |mask|', 'batches evaluated',
+                          'sum of |mask| of batch %d', dict(enumerate(expected['abs_mask_sums'])),
+                          dict(enumerate(measured['abs_mask_sums'])), MASK_SUM_TOLERANCE,
+                          relative=True)
+    return comparison.deviations
 
 
 def _floats(pairs):

@@ -258,16 +258,16 @@ def _import_originals(folder, names):
 
 
 def _job(spec, cpus):
-    """(tf, the original's function by 'module.name', the batches, a config of `cpus` CPU
-    devices, one thread per pool) of a `replay` or `evaluate` specification."""
+    """(tf, the function 'module.name' of the original's modules or 'tf.name', the batches, a
+    config of `cpus` CPU devices, one thread per pool) of a `replay` or `evaluate` job."""
     import tensorflow as tf
     config = tf.ConfigProto(device_count={'CPU': cpus, 'GPU': 0},
                             intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
     modules = _import_originals(spec['original_dir'], spec['modules'])
 
     def function(dotted):
-        module, name = dotted.rsplit('.', 1)
-        return getattr(modules[module], name)
+        module, name = dotted.split('.', 1)
+        return functools.reduce(getattr, name.split('.'), modules.get(module, tf))
     return tf, function, np.load(spec['batches']), config
 
 
@@ -352,30 +352,30 @@ def replay(spec):
 
 
 def evaluate(spec):
-    """Evaluates 'checkpoint''s moving averages ('moving_average_decay') with an original's
-    'inference' and `in_top_k` of 1 as the TF1 tutorials did, on one CPU, one thread per pool,
-    on 'batches' ('images_<i>', 'labels_<i>'); writes 'true_count', 'precision_at_1',
-    'abs_logit_sums' (per batch) and 'tensorflow' to 'out'."""
+    """Runs a network of an original's functions, restored from 'checkpoint', on one CPU, one
+    thread per pool: 'calls' in order, each [outputs, 'module.function' or 'tf.name', argument
+    names (of 'inputs' or earlier outputs), keyword arguments]; the variables are restored, or
+    their 'moving_average_decay' averages when given (as the TF1 tutorials evaluated). Writes
+    'tensorflow' and 'outputs' (per batch of 'batches', the 'fetch' outputs) to 'out'."""
     tf, function, batches, config = _job(spec, 1)
-    count = len([name for name in batches.files if name.startswith('images_')])
+    count = len([name for name in batches.files if name.startswith(spec['inputs'][0] + '_')])
     with tf.Graph().as_default():
-        images, labels = _placeholders(tf, batches)
-        logits = function(spec['inference'])(images)
-        in_top_1 = tf.nn.in_top_k(logits, labels, 1)
-        saver = tf.train.Saver(tf.train.ExponentialMovingAverage(
-            spec['moving_average_decay']).variables_to_restore())
-        true_count, sums = 0, []
+        inputs = _placeholders(tf, batches, spec['inputs'])
+        tensors = dict(zip(spec['inputs'], inputs))
+        for outputs, dotted, arguments, keywords in spec['calls']:
+            made = function(dotted)(*[tensors[name] for name in arguments], **keywords)
+            tensors.update(zip(outputs, made if len(outputs) > 1 else [made]))
+        decay = spec.get('moving_average_decay')
+        saver = tf.train.Saver(tf.train.ExponentialMovingAverage(decay).variables_to_restore()
+                               if decay else None)
         with tf.Session(config=config) as session:
             saver.restore(session, spec['checkpoint'])
-            for index in range(count):
-                values, hits = session.run([logits, in_top_1], {
-                    images: batches['images_%d' % index], labels: batches['labels_%d' % index]})
-                true_count += int(hits.sum())
-                sums.append(float(np.abs(values).sum()))
+            found = [session.run({name: tensors[name] for name in spec['fetch']}, {
+                tensor: batches['%s_%d' % (name, index)]
+                for name, tensor in zip(spec['inputs'], inputs)}) for index in range(count)]
     with open(spec['out'], 'w') as f:
-        json.dump({'tensorflow': tf.__version__, 'true_count': true_count,
-                   'precision_at_1': true_count / float(count * len(batches['labels_0'])),
-                   'abs_logit_sums': sums}, f)
+        json.dump({'tensorflow': tf.__version__, 'outputs': [
+            {name: value.tolist() for name, value in each.items()} for each in found]}, f)
 
 
 _JOBS = {'--replay': replay, '--evaluate': evaluate}
