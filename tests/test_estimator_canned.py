@@ -135,6 +135,8 @@ def test_dnn_checkpoints_name_variables_and_slots_as_tf1s(binary_dnn):
         # TF 1.x's partitioned variables (one part without parameter servers) and Adagrad.
         assert 'dnn/%s/kernel/t_0/Adagrad' % layer in names
     assert 'global_step' in names
+    assert _variable_types(estimator) == {'global_step': 'RefVariable',
+                                          'dnn': 'ResourceVariable'}
 
 
 @pytest.mark.parametrize('make, variable', [
@@ -177,6 +179,21 @@ def test_wide_and_deep_classifier_trains_both_parts_and_steps_once_a_step(data, 
     # Each part has its own optimizer: Adagrad for 'dnn', FTRL for 'linear'.
     assert {'dnn/hiddenlayer_0/kernel', 'dnn/logits/kernel/Adagrad',
             'linear/linear_model/x/weights', 'linear/linear_model/bias_weights/Ftrl'} <= set(names)
+    assert _variable_types(estimator) == {'global_step': 'RefVariable', 'dnn': 'ResourceVariable',
+                                          'linear': 'ResourceVariable'}
+
+
+def _variable_types(estimator):
+    """The type of the variables under each top scope of the estimator's training graph (as
+    TF 1.15's canned estimators made them: resource variables, as their Keras layers, and its
+    global step not), and raises if one scope mixes types."""
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(estimator.latest_checkpoint() + '.meta')
+        found = {}
+        for variable in tf.global_variables():
+            kind = type(variable).__name__
+            assert found.setdefault(variable.op.name.split('/')[0], kind) == kind, variable
+    return found
 
 
 def test_multi_class_linear_classifier_predicts_the_names_of_its_label_vocabulary(data, tmp_path):
