@@ -56,3 +56,26 @@ def test_the_startup_benchmark_reports_each_script_and_the_worst_against_the_tar
     assert lines[-1] == 'target: every script under 0.5: NOT met (worst eval_b.py, 0.600)'
     del ratios['/x/eval_b.py']
     assert startup.report(ratios, seconds)[-1].startswith('target: every script under 0.5: met')
+
+
+def test_the_runner_writes_into_the_users_home_only_what_tf1_15_wrote(tmp_path):
+    """TF 1.15's import wrote ~/.keras/keras.json; TensorFlow 2.21's imports Keras 3 and with it
+    matplotlib, which writes its font cache and config: the runner keeps TensorFlow from doing
+    so (and the environment's own TF_USE_LEGACY_KERAS is left as it is)."""
+    home = tmp_path / 'home'
+    home.mkdir()
+    script = tmp_path / 'program.py'
+    script.write_text('import sys\nimport tensorflow as tf\n'
+                      'print(tf.reduce_sum(tf.ones([2])).eval(session=tf.Session()))\n'
+                      'print("KERAS 3 IMPORTED: %s" % ("keras.src" in sys.modules))\n')
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ('TF_USE_LEGACY_KERAS', 'MPLCONFIGDIR', 'XDG_CACHE_HOME',
+                                  'XDG_CONFIG_HOME', 'KERAS_HOME')}
+    environment['HOME'] = str(home)
+    done = subprocess.run([sys.executable, '-m', 'towers.legacy', str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=environment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '2.0\nKERAS 3 IMPORTED: False' in done.stdout
+    written = sorted(os.path.relpath(os.path.join(parent, name), home)
+                     for parent, _, names in os.walk(home) for name in names)
+    assert written == [os.path.join('.keras', 'keras.json')]
