@@ -210,6 +210,23 @@ def test_rates_of_the_machine_are_listed_not_compared_and_one_sided_tags_are_nam
     assert only_tf1 == [] and only_runner == ['eval: accuracy']
 
 
+def test_temporary_folders_pair_up_in_the_order_they_were_made(tmp_path):
+    """An Estimator without a model_dir writes into `tempfile.mkdtemp()`, named at random on
+    each side: the report names each such folder by the order it was made."""
+    from towers.legacy.compare import sides
+    written = []
+    for real, seconds in (('/tmp/tmpq2_xk9ab/model.ckpt-0.index', 200),
+                          ('/tmp/tmpq2_xk9ab/eval/events', 300),
+                          ('/tmp/tmp0abcdefg/checkpoint', 100), ('/tmp/kept/tmpfile', 50)):
+        now = tmp_path / real.lstrip('/').replace('/', '_')
+        now.write_text('x')
+        os.utime(now, (seconds, seconds))
+        written.append((real, 1, str(now)))
+    assert [real for real, _, _ in sides._temporaries_named(written)] == [
+        '/tmp/kept/tmpfile', '/tmp/tmp*1/checkpoint', '/tmp/tmp*2/eval/events',
+        '/tmp/tmp*2/model.ckpt-0.index']
+
+
 PACKAGE = {
     '__init__.py': '',
     'model.py': """import tensorflow as tf

@@ -193,7 +193,8 @@ def evaluation_batches(run):
 def evaluation_figures(batches, outputs):
     """The figures of an evaluation of `evaluation_batches`: `towers.evaluation.
     detection_metrics` of the scores (average precision; false positives and negatives at the
-    best-F threshold; accuracy at 0.5: `DETECTION_FIGURES`), 'scores' (per image) and 'abs_mask_sums' (per batch).
+    best-F threshold; accuracy at 0.5: `DETECTION_FIGURES`), 'scores' (per image) and
+    'abs_mask_sums' (per batch).
 
     Args:
       batches: `evaluation_batches(run)`.

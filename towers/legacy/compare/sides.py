@@ -12,6 +12,7 @@ mounts, a folder that existed before the run cannot be renamed (EXDEV, as across
 new folders and all files can.
 """
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from towers.errors import TowersError
 from towers.legacy.compare import probe
 
 _NOT_LISTED = ('__pycache__',)
+# A folder Python's `tempfile.mkdtemp()` names: 'tmp' and 8 random characters.
+_TEMPORARY = re.compile(r'^tmp[a-z0-9_]{8}$')
 _ISOLATED = 'isolated'
 
 
@@ -140,7 +143,7 @@ def run(side, root, working_folder):
                           'of %s, Linux 5.11 or later): %s' % (', '.join(folders),
                                                                side.last_line()))
     side.returncode = done.returncode
-    side.written = _written(side.folder(root), folders)
+    side.written = _temporaries_named(_written(side.folder(root), folders))
 
 
 def _written(folder, overlaid):
@@ -157,3 +160,25 @@ def _written(folder, overlaid):
                     found.append((os.path.join(real, os.path.relpath(path, top)),
                                   os.path.getsize(path), path))
     return sorted(found)
+
+
+def _temporaries_named(written):
+    """`written` with each folder a `tempfile.mkdtemp()` named at random (an Estimator's
+    model_dir when it is given none) named 'tmp*<n>' instead: n = 1 for the folder whose first
+    file was written first, and so on, so that the two sides' temporary folders pair up in the
+    order they were made."""
+    firsts = {}
+    for real, _, now in written:
+        parts = real.split(os.sep)
+        for index, part in enumerate(parts):
+            if _TEMPORARY.match(part):
+                folder = os.sep.join(parts[:index + 1])
+                firsts[folder] = min(firsts.get(folder, float('inf')), os.path.getmtime(now))
+                break
+    names = {folder: os.path.join(os.path.dirname(folder), 'tmp*%d' % (rank + 1))
+             for rank, folder in enumerate(sorted(firsts, key=lambda f: (firsts[f], f)))}
+    named = []
+    for real, size, now in written:
+        folder = next((f for f in names if real.startswith(f + os.sep)), None)
+        named.append((names[folder] + real[len(folder):] if folder else real, size, now))
+    return sorted(named)
