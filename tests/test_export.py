@@ -262,7 +262,10 @@ def log_probabilities(probabilities):
 def assert_serves(served, expected):
     for name, values in expected.items():
         assert served[name].shape == values.shape, name
-        assert relative_deviation(served[name], values) <= TOLERANCE, name
+        # Probabilities below, as log-probabilities: where the logits reach 1e4, rounding them
+        # (1e-6 relative) moves a near tie's probability by percents.
+        if name != 'probabilities':
+            assert relative_deviation(served[name], values) <= TOLERANCE, name
     if 'probabilities' in expected:
         served_log, expected_log = (log_probabilities(outputs['probabilities'])
                                     for outputs in (served, expected))
