@@ -180,8 +180,10 @@ class LiveRegression:
     For each tower count both train from the same initial values on the same batches, and the
     project's figures are compared with the original's as with a golden file's (`compare_run`).
     After the last tower count, each side's checkpoint (the variables after its 'total'
-    updates, moving statistics included) is evaluated by the original's network and by the
-    project's (`scripts/eval_segdec.py`'s), which must agree (`compare_evaluation`).
+    updates: the project's with its batch norms' moving statistics updated, the original's
+    with them as they started, its replayed tower loop running no such updates) is evaluated
+    by the original's network and by the project's (`scripts/eval_segdec.py`'s), which must
+    agree (`compare_evaluation`).
 
     Attributes:
       original_runs: dict run key -> the original's run, as a golden file's `runs`, filled in
