@@ -107,6 +107,9 @@ def runs(tmp_path_factory):
             if result.returncode:
                 break
         return results
+    # Made before the threads: the first `getbasetemp()` of an xdist worker empties the
+    # worker's folder, so two threads making it at once could remove each other's.
+    tmp_path_factory.getbasetemp()
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         return dict(zip(WORKLOADS, pool.map(run, WORKLOADS)))
 
