@@ -167,18 +167,19 @@ def _temporaries_named(written):
     model_dir when it is given none) named 'tmp*<n>' instead: n = 1 for the folder whose first
     file was written first, and so on, so that the two sides' temporary folders pair up in the
     order they were made."""
+    folders = [_temporary_folder(real) for real, _, _ in written]
     firsts = {}
-    for real, _, now in written:
-        parts = real.split(os.sep)
-        for index, part in enumerate(parts):
-            if _TEMPORARY.match(part):
-                folder = os.sep.join(parts[:index + 1])
-                firsts[folder] = min(firsts.get(folder, float('inf')), os.path.getmtime(now))
-                break
+    for folder, (_, _, now) in zip(folders, written):
+        if folder:
+            firsts[folder] = min(firsts.get(folder, float('inf')), os.path.getmtime(now))
     names = {folder: os.path.join(os.path.dirname(folder), 'tmp*%d' % (rank + 1))
              for rank, folder in enumerate(sorted(firsts, key=lambda f: (firsts[f], f)))}
-    named = []
-    for real, size, now in written:
-        folder = next((f for f in names if real.startswith(f + os.sep)), None)
-        named.append((names[folder] + real[len(folder):] if folder else real, size, now))
-    return sorted(named)
+    return sorted((names[folder] + real[len(folder):] if folder else real, size, now)
+                  for folder, (real, size, now) in zip(folders, written))
+
+
+def _temporary_folder(real):
+    """The path of the first `tempfile.mkdtemp()` folder on the path `real`, or None."""
+    parts = real.split(os.sep)
+    index = next((i for i, part in enumerate(parts) if _TEMPORARY.match(part)), None)
+    return None if index is None else os.sep.join(parts[:index + 1])

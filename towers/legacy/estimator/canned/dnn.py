@@ -92,10 +92,8 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns, op
     """The `EstimatorSpec` of a DNN estimator, its variables under 'dnn'."""
     optimizer = get_optimizer_instance(optimizer, LEARNING_RATE)
     model_fn_lib.checked_features(features, 'DNN estimator')
-    # Resource variables, as TF 1.15's Keras-layered canned estimators made them (their
-    # checkpoints then shard as TF 1.15's: the global step apart).
-    with tf.variable_scope('dnn', values=tuple(features.values()), use_resource=True,
-                           partitioner=model_fn_lib.hidden_layer_partitioner(config)):
+    with model_fn_lib.v1_variable_scope('dnn', features,
+                                        model_fn_lib.hidden_layer_partitioner(config)):
         logits = dnn_logit_fn_builder(
             head.logits_dimension, hidden_units, feature_columns, activation_fn, dropout,
             model_fn_lib.input_layer_partitioner(config, input_layer_partitioner),

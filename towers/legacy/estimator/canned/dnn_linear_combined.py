@@ -52,8 +52,8 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
     parts = []  # (logits, optimizer, variable scope name) of each part
     if dnn_feature_columns:
         optimizer = _checked_optimizer(get_optimizer_instance(dnn_optimizer, DNN_LEARNING_RATE))
-        with tf.variable_scope('dnn', values=tuple(features.values()), use_resource=True,
-                               partitioner=model_fn_lib.hidden_layer_partitioner(config)) as scope:
+        with model_fn_lib.v1_variable_scope(
+                'dnn', features, model_fn_lib.hidden_layer_partitioner(config)) as scope:
             logits = dnn_logits(features, mode, head.logits_dimension, dnn_hidden_units,
                                 dnn_feature_columns, dnn_activation_fn, dnn_dropout,
                                 input_partitioner, batch_norm)
@@ -62,8 +62,7 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
         optimizer = _checked_optimizer(get_optimizer_instance(
             linear_optimizer, default_learning_rate(linear_feature_columns,
                                                     LINEAR_LEARNING_RATE)))
-        with tf.variable_scope('linear', values=tuple(features.values()), use_resource=True,
-                               partitioner=input_partitioner) as scope:
+        with model_fn_lib.v1_variable_scope('linear', features, input_partitioner) as scope:
             logits = linear_logits(features, head.logits_dimension, linear_feature_columns,
                                    linear_sparse_combiner)
             model_fn_lib.layer_summary(logits, scope.name)

@@ -73,8 +73,8 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, pa
     `LinearSDCA` trains by SDCA.
     """
     model_fn_lib.checked_features(features, 'Linear estimator')
-    with tf.variable_scope('linear', values=tuple(features.values()), use_resource=True,
-                           partitioner=model_fn_lib.input_layer_partitioner(config, partitioner)):
+    with model_fn_lib.v1_variable_scope(
+            'linear', features, model_fn_lib.input_layer_partitioner(config, partitioner)):
         cols_to_vars = {}
         logits = linear_logits(features, head.logits_dimension, feature_columns,
                                sparse_combiner, cols_to_vars)

@@ -50,6 +50,14 @@ def layer_summary(value, tag):
     tf.summary.histogram('%s/activation' % tag, value)
 
 
+def v1_variable_scope(name, features, partitioner):
+    """The variable scope `name` of a v1 canned estimator's model, partitioned by `partitioner`:
+    resource variables (and so slots), as TF 1.15's Keras-layered models made them, beside a
+    global step that is not."""
+    return tf.variable_scope(name, values=tuple(features.values()), use_resource=True,
+                             partitioner=partitioner)
+
+
 def v2_variable_scope(name, features):
     """The variable scope `name` of a V2 estimator's model: resource variables, as TF 2's, and
     no partitioner (the variables a TF 2.15 checkpoint holds)."""
